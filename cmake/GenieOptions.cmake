@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: Apache-2.0
+# Build options and warning flags shared by every module.
+option(GENIE_BUILD_TESTS "Build GoogleTest unit and e2e tests" ON)
+option(GENIE_BUILD_BENCH "Build Google Benchmark programs" ON)
+option(GENIE_BUILD_CUDA_EXAMPLES "Compile CUDA examples with the toolkit's nvcc" ON)
+set(GENIE_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA 13 toolkit whose headers define our ABI")
+set(GENIE_SANITIZE "" CACHE STRING "Sanitizer build: '', 'address' (ASan+UBSan) or 'thread'")
+
+find_program(CCACHE_PROGRAM ccache)
+if(CCACHE_PROGRAM)
+  set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+endif()
+
+add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+if(GENIE_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(GENIE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread)
+  add_link_options(-fsanitize=thread)
+endif()

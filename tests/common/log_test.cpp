@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of module loggers: warnings reach an added sink with the module name; trace is off by default.
+#include "genie/common/log.hpp"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+
+namespace genie::log {
+namespace {
+
+TEST(Log, WarningsReachAddedSinkAndDebugDoesNotByDefault) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  sink->set_pattern("[%n] [%l] %v");
+  add_sink(sink);
+  GENIE_LOG_WARN(kNetsim, "link {} is down", 3);
+  GENIE_LOG_DEBUG(kNetsim, "not shown");
+  remove_sink(sink);
+  auto lines = sink->last_formatted();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("[netsim] [warning] link 3 is down"), std::string::npos);
+}
+
+TEST(Log, UnknownLoggerNameStillLogs) {
+  EXPECT_NE(get("something-else"), nullptr);
+}
+
+}  // namespace
+}  // namespace genie::log
