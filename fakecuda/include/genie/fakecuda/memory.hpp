@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// MemoryRegistry: device and pinned-host allocations backed by host memory (mmap MAP_NORESERVE).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+
+#include "genie/common/status.hpp"
+
+namespace genie::fakecuda {
+
+enum class MemKind { kDevice, kManaged, kHostPinned, kHostRegistered, kIpcMapped };
+
+/// One registered range.
+struct Allocation {
+  uintptr_t base = 0;
+  size_t size = 0;         ///< bytes the caller asked for
+  size_t mapped_size = 0;  ///< bytes mapped (page-rounded); 0 when we do not own the mapping
+  MemKind kind = MemKind::kDevice;
+  int device = -1;         ///< owning device for device/managed/IPC memory, -1 for host memory
+  unsigned flags = 0;      ///< cudaHostAlloc flags
+  int shared_fd = -1;      ///< memfd once the range was made shareable (IPC)
+  uint64_t accounted = 0;  ///< bytes charged against the device's capacity
+
+  bool is_device() const { return kind == MemKind::kDevice || kind == MemKind::kManaged || kind == MemKind::kIpcMapped; }
+  bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }
+};
+
+/// All ranges the runtime knows, keyed by base address. Thread-safe.
+class MemoryRegistry {
+ public:
+  MemoryRegistry() = default;
+  ~MemoryRegistry();
+
+  /// Maps `size` bytes of zero-filled, lazily backed memory (untouched pages cost nothing).
+  static Result<void*> map_anonymous(size_t size);
+  static void unmap(void* p, size_t mapped_size);
+  static size_t page_round(size_t n);
+
+  void add(const Allocation& a);
+  /// Removes the range starting exactly at `base`; kNotFound if there is none.
+  Result<Allocation> remove(const void* base);
+  /// The range containing [p, p+n), if any.
+  std::optional<Allocation> find(const void* p, size_t n = 1) const;
+  /// Makes the allocation at `base` shareable with other processes (moves it onto a memfd at the same
+  /// address, contents preserved) and returns it with shared_fd set.
+  Result<Allocation> make_shareable(const void* base);
+  /// Maps another process's shareable range (IPC); the result is registered as kIpcMapped.
+  Result<void*> open_shared(int pid, int fd, size_t mapped_size, size_t offset, int device);
+
+  /// Copies n bytes. Registered ranges are copied directly; an unregistered (pageable host) pointer is
+  /// copied through process_vm_readv so a bad pointer yields kInvalidArgument instead of a crash.
+  Status copy(void* dst, const void* src, size_t n) const;
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::map<uintptr_t, Allocation> ranges_;
+};
+
+}  // namespace genie::fakecuda

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// The emulated CUDA runtime: devices, memory, streams, events, graphs, kernels. C++ API used by the
+// cudart/driver ABI layers and by the NCCL shim (which enqueues collectives on streams).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "genie/common/sim_time.hpp"
+#include "genie/common/status.hpp"
+#include "genie/fakecuda/cost_model.hpp"
+#include "genie/fakecuda/device_spec.hpp"
+#include "genie/fakecuda/memory.hpp"
+#include "genie/sched/timeline.hpp"
+
+namespace genie::fakecuda {
+
+class Device;
+class Graph;
+
+/// A kernel registered by nvcc's static constructors (__cudaRegisterFunction).
+struct Kernel {
+  static constexpr uint32_t kMagic = 0x6b65726eu;  // "kern"
+  uint32_t magic = kMagic;
+  const void* host_stub = nullptr;
+  std::string name;  ///< mangled device name: the cost model's key
+};
+
+/// Kernels and __device__ variables registered at load time. Needs no device or configuration, so the
+/// registration storm of `import torch` stays cheap and never fails. Thread-safe; process-wide.
+class ModuleRegistry {
+ public:
+  static ModuleRegistry& instance();
+  void register_kernel(const void* host_stub, const char* name);
+  /// The kernel registered for `host_stub`, nullptr if unknown.
+  const Kernel* find_kernel(const void* host_stub) const;
+  /// A `cudaKernel_t`/`cudaFunction_t` we handed out, validated; nullptr otherwise.
+  static const Kernel* from_handle(const void* handle);
+  /// Records a __device__ variable (its host shadow is its storage) and registers it with `memory`
+  /// of the live runtime, if any.
+  void register_var(void* host_var, size_t size);
+  /// Adds every variable registered so far to `memory` and routes later ones there too.
+  void attach(MemoryRegistry* memory);
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::unordered_map<const void*, std::unique_ptr<Kernel>> kernels_;
+  std::unordered_set<const void*> handles_;  ///< every Kernel* handed out (replaced ones are kept alive)
+  std::vector<std::unique_ptr<Kernel>> replaced_;
+  std::vector<std::pair<void*, size_t>> vars_;
+  MemoryRegistry* memory_ = nullptr;
+};
+struct CaptureSession;
+
+/// Stream creation flags (cudaStreamNonBlocking).
+inline constexpr unsigned kStreamNonBlocking = 0x1;
+
+/// An emulated stream. Owned by the Runtime; the C handle (cudaStream_t) is its address.
+class Stream {
+ public:
+  enum class Kind { kLegacy, kPerThread, kUser };
+  Stream(Device& dev, Kind kind, unsigned flags, int priority, sched::Timeline& timeline);
+
+  Device& device() { return dev_; }
+  Kind kind() const { return kind_; }
+  unsigned flags() const { return flags_; }
+  int priority() const { return priority_; }
+  /// Blocking streams (not NonBlocking, not legacy) synchronise with the legacy default stream.
+  bool blocking() const { return kind_ != Kind::kLegacy && (flags_ & kStreamNonBlocking) == 0; }
+  sched::Lane& lane() { return lane_; }
+
+  /// Capture state (guarded by the runtime's capture mutex; `capturing` is the lock-free fast check).
+  std::atomic<bool> capturing{false};
+  std::shared_ptr<CaptureSession> capture;
+  /// Nodes that the next captured op depends on.
+  std::vector<int> capture_frontier;
+  /// For per-thread default streams: the owning thread.
+  std::thread::id owner;
+
+ private:
+  Device& dev_;
+  Kind kind_;
+  unsigned flags_;
+  int priority_;
+  sched::Lane lane_;
+};
+
+/// An emulated device: its spec, memory accounting and streams.
+class Device {
+ public:
+  Device(int ordinal, const DeviceSpec& spec, sched::Timeline& timeline);
+  int ordinal() const { return ordinal_; }
+  const DeviceSpec& spec() const { return spec_; }
+  Stream& legacy_stream() { return *legacy_; }
+  /// The calling thread's per-thread default stream on this device (created on first use).
+  Stream& per_thread_stream();
+
+  /// Accounting of device memory; false when it would exceed the capacity.
+  bool reserve_bytes(uint64_t n);
+  void release_bytes(uint64_t n);
+  uint64_t used_bytes() const { return used_.load(std::memory_order_relaxed); }
+
+  void add_stream(Stream* s);
+  void remove_stream(Stream* s);
+  /// Dependencies an op on `s` must wait for because of legacy-default-stream semantics.
+  void legacy_deps(Stream& s, std::vector<sched::Dep>* deps);
+  /// Every stream of this device (legacy, per-thread and user streams).
+  std::vector<Stream*> streams();
+
+  bool peer_access_enabled(int peer) const;
+  void set_peer_access(int peer, bool on);
+
+ private:
+  int ordinal_;
+  const DeviceSpec& spec_;
+  sched::Timeline& timeline_;
+  std::atomic<uint64_t> used_{0};
+  std::unique_ptr<Stream> legacy_;
+  mutable std::mutex mu_;
+  std::vector<Stream*> streams_;  // blocking and non-blocking user and per-thread streams
+  std::vector<std::unique_ptr<Stream>> per_thread_;  // owned per-thread default streams
+  std::unordered_set<int> peers_;
+};
+
+/// An emulated event.
+struct Event {
+  std::mutex mu;
+  unsigned flags = 0;
+  int device = 0;
+  bool recorded = false;
+  sched::Dep point;  ///< completion point of the last record
+  /// When recorded during stream capture: the capture and its frontier at that point.
+  std::shared_ptr<CaptureSession> capture;
+  std::vector<int> capture_frontier;
+};
+
+/// Runtime options, read once from the config registry.
+struct RuntimeOptions {
+  DeviceSpec spec;
+  int device_count = 8;                 ///< devices visible to the process
+  sched::ClockOptions clock;
+  SimTime api_overhead = SimTime::ns(500);  ///< modelled host cost of a non-launch API call
+  std::string cost_table;               ///< JSON file of measured kernel durations ("" = none)
+  bool record_trace = false;
+  /// Virtual mode: how long a non-blocking query waits (wall time) for unresolved work (a collective
+  /// waiting on peers) before answering cudaErrorNotReady.
+  SimTime query_wait = SimTime::ms(10);
+};
+
+/// Builds options from the configuration (GENIE_DEVICE, GENIE_GPUS, CUDA_VISIBLE_DEVICES, GENIE_CLOCK, ...).
+Result<RuntimeOptions> options_from_config();
+
+/// The emulated runtime of one process.
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options);
+  ~Runtime();
+
+  /// The process-wide runtime used by the C ABI, created on first use from the configuration.
+  /// Never destroyed (worker threads and atexit handlers may still use it). nullptr if init failed.
+  static Runtime* instance();
+  static const Status& instance_status();
+
+  const RuntimeOptions& options() const { return options_; }
+  sched::Timeline& timeline() { return timeline_; }
+  sched::Clock& clock() { return timeline_.clock(); }
+  MemoryRegistry& memory() { return memory_; }
+  CostModel& cost_model() { return *cost_; }
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  Device& device(int i) { return *devices_[i]; }
+
+  /// The calling thread's current device.
+  int current_device() const;
+  void set_current_device(int d);
+
+  // --- streams ---
+  /// Resolves a cudaStream_t: nullptr/0 -> legacy (or per-thread when `per_thread_default`),
+  /// cudaStreamLegacy (0x1), cudaStreamPerThread (0x2), or a live user stream. nullptr if invalid.
+  Stream* resolve_stream(const void* handle, bool per_thread_default);
+  Stream* create_stream(int device, unsigned flags, int priority);
+  Status destroy_stream(Stream* s);
+
+  /// Submits an op on `s` at the calling thread's current host time, adding legacy-stream dependencies,
+  /// or appends it to the stream's capture. Returns the completion point (empty while capturing).
+  Result<sched::Dep> submit(Stream& s, sched::OpSpec spec);
+  /// Blocking wait for everything submitted to `s`; advances host time to its end.
+  Status synchronize(Stream& s);
+  /// Non-blocking: ok when all of `s`'s work is done by host time, kNotReady otherwise.
+  Status query(Stream& s);
+  Status synchronize_device(int device);
+
+  // --- events ---
+  Event* create_event(unsigned flags);
+  Status destroy_event(Event* e);
+  Event* resolve_event(const void* handle);
+  Status record_event(Event& e, Stream& s);
+  Status wait_event(Stream& s, Event& e);
+  Status query_event(Event& e);
+  Status synchronize_event(Event& e);
+  Result<float> elapsed_ms(Event& start, Event& end);
+
+  // --- capture and graphs ---
+  Status begin_capture(Stream& s, int mode);
+  Result<Graph*> end_capture(Stream& s);
+  bool is_capturing(Stream& s);
+  /// Capture id of `s` (0 when not capturing).
+  uint64_t capture_id(Stream& s);
+  Graph* create_graph();
+  Status destroy_graph(Graph* g);
+  Graph* resolve_graph(const void* handle);
+  // --- memory ---
+  /// Device memory on `device` (capacity enforced): kOutOfMemory past the preset's capacity.
+  Result<void*> device_alloc(int device, size_t size, MemKind kind = MemKind::kDevice);
+  /// Frees device or pinned-host memory allocated by this runtime (kInvalidArgument otherwise).
+  Status free_memory(const void* p, bool expect_host);
+  Result<void*> host_alloc(size_t size, unsigned flags);
+  Status host_register(void* p, size_t size, unsigned flags);
+  Status host_unregister(void* p);
+  /// Enqueues a copy of `n` bytes on `s` (kind derived from the pointers); data moves in stream order.
+  Status copy_async(void* dst, const void* src, size_t n, Stream& s, int kind_hint);
+  Status memset_async(void* dst, int value, size_t n, Stream& s);
+
+  // --- kernels ---
+  /// Enqueues a kernel: a timed op of the cost model's duration; charges the launch overhead.
+  Status launch_kernel(const struct Kernel& k, const KernelShape& shape, Stream& s);
+
+  /// Graph executables share the Graph type (an instantiated copy).
+  Result<Graph*> instantiate(Graph& g);
+  Status launch_graph(Graph& exec, Stream& s);
+
+  /// Host time of the calling thread after an API call of the default overhead.
+  SimTime api_call() { return clock().api_call(options_.api_overhead); }
+
+ private:
+  Status wait_point(const sched::Dep& d);
+  Status query_point(const sched::Dep& d);
+
+  RuntimeOptions options_;
+  sched::Timeline timeline_;
+  MemoryRegistry memory_;
+  std::unique_ptr<CostModel> cost_;
+  std::vector<std::unique_ptr<Device>> devices_;
+
+  std::shared_mutex handles_mu_;
+  std::unordered_map<const void*, std::unique_ptr<Stream>> streams_;
+  std::unordered_map<const void*, std::unique_ptr<Event>> events_;
+  std::unordered_map<const void*, std::unique_ptr<Graph>> graphs_;
+  std::mutex capture_mu_;
+
+  std::atomic<uint64_t> next_capture_id_{1};
+};
+
+}  // namespace genie::fakecuda

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: Apache-2.0
+// cudart ABI: streams, events, host functions, stream capture and graphs.
+#include <cstdio>
+#include <fstream>
+
+#if GENIE_CUDART_MAJOR == 12
+// The CUDA 13 header declares the 13.x signature; the 12.x library exports a different one.
+#define cudaStreamGetCaptureInfo genie_cuda13_cudaStreamGetCaptureInfo
+#endif
+#include "../graph.hpp"
+#include "abi_common.hpp"
+#undef cudaStreamGetCaptureInfo
+
+using namespace genie::fakecuda;
+using genie::Errc;
+using genie::Status;
+using genie::fakecuda::abi::guard;
+using genie::fakecuda::abi::reject;
+using genie::fakecuda::abi::to_cuda;
+
+namespace {
+// Stream priorities on Hopper range from 0 (least) to -5 (greatest); out-of-range values are clamped.
+constexpr int kLeastPriority = 0;
+constexpr int kGreatestPriority = -5;
+
+thread_local cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
+
+cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
+  if (out == nullptr) return reject("cudaStreamCreate", "pStream");
+  if (flags & ~static_cast<unsigned>(cudaStreamNonBlocking)) return reject("cudaStreamCreate", "flags");
+  GENIE_RT(r);
+  priority = std::max(kGreatestPriority, std::min(kLeastPriority, priority));
+  *out = reinterpret_cast<cudaStream_t>(r->create_stream(r->current_device(), flags, priority));
+  return cudaSuccess;
+}
+
+Event* event_or_null(Runtime* r, cudaEvent_t e) { return r->resolve_event(static_cast<const void*>(e)); }
+
+cudaError_t impl_cudaStreamSynchronize(bool ptds, cudaStream_t stream) {
+  return guard("cudaStreamSynchronize", [&]() -> cudaError_t {
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    if (r->is_capturing(*s)) return cudaErrorStreamCaptureUnsupported;
+    return to_cuda(r->synchronize(*s));
+  });
+}
+cudaError_t impl_cudaStreamQuery(bool ptds, cudaStream_t stream) {
+  return guard("cudaStreamQuery", [&]() -> cudaError_t {
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    if (r->is_capturing(*s)) return cudaErrorStreamCaptureUnsupported;
+    return to_cuda(r->query(*s));
+  });
+}
+cudaError_t impl_cudaStreamWaitEvent(bool ptds, cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return guard("cudaStreamWaitEvent", [&]() -> cudaError_t {
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    Event* e = event_or_null(r, event);
+    if (e == nullptr) return reject("cudaStreamWaitEvent", "event", cudaErrorInvalidResourceHandle);
+    if (flags & ~1u) return reject("cudaStreamWaitEvent", "flags");
+    return to_cuda(r->wait_event(*s, *e), cudaErrorStreamCaptureIsolation);
+  });
+}
+cudaError_t impl_cudaEventRecord(bool ptds, cudaEvent_t event, cudaStream_t stream) {
+  return guard("cudaEventRecord", [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Event* e = event_or_null(r, event);
+    if (e == nullptr) return reject("cudaEventRecord", "event", cudaErrorInvalidResourceHandle);
+    GENIE_STREAM(s, r, stream, ptds);
+    return to_cuda(r->record_event(*e, *s));
+  });
+}
+cudaError_t impl_cudaEventRecordWithFlags(bool ptds, cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  if (flags & ~1u /* cudaEventRecordExternal */)
+    return guard("cudaEventRecordWithFlags", [] { return reject("cudaEventRecordWithFlags", "flags"); });
+  return impl_cudaEventRecord(ptds, event, stream);
+}
+
+struct HostCall {
+  cudaHostFn_t fn;
+  void* data;
+};
+cudaError_t impl_cudaLaunchHostFunc(bool ptds, cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  return guard("cudaLaunchHostFunc", [&]() -> cudaError_t {
+    if (fn == nullptr) return reject("cudaLaunchHostFunc", "fn");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    genie::sched::OpSpec op;
+    op.label = "host_fn";
+    op.may_run_inline = false;  // host functions run on a runtime thread, never in the caller
+    op.action = [fn, userData] { fn(userData); };
+    r->api_call();
+    return to_cuda(r->submit(*s, std::move(op)).status());
+  });
+}
+cudaError_t impl_cudaStreamAddCallback(bool ptds, cudaStream_t stream, cudaStreamCallback_t cb, void* userData,
+                                       unsigned int flags) {
+  return guard("cudaStreamAddCallback", [&]() -> cudaError_t {
+    if (cb == nullptr || flags != 0) return reject("cudaStreamAddCallback", cb ? "flags" : "callback");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    if (r->is_capturing(*s)) return cudaErrorStreamCaptureUnsupported;
+    genie::sched::OpSpec op;
+    op.label = "callback";
+    op.may_run_inline = false;
+    op.action = [cb, stream, userData] { cb(stream, cudaSuccess, userData); };
+    r->api_call();
+    return to_cuda(r->submit(*s, std::move(op)).status());
+  });
+}
+cudaError_t impl_cudaStreamBeginCapture(bool ptds, cudaStream_t stream, cudaStreamCaptureMode mode) {
+  return guard("cudaStreamBeginCapture", [&]() -> cudaError_t {
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    if (static_cast<int>(mode) < 0 || static_cast<int>(mode) > 2) return reject("cudaStreamBeginCapture", "mode");
+    Status st = r->begin_capture(*s, static_cast<int>(mode));
+    return st.is_ok() ? cudaSuccess : reject("cudaStreamBeginCapture", st.message().c_str(), cudaErrorIllegalState);
+  });
+}
+cudaError_t impl_cudaStreamEndCapture(bool ptds, cudaStream_t stream, cudaGraph_t* graph) {
+  return guard("cudaStreamEndCapture", [&]() -> cudaError_t {
+    if (graph == nullptr) return reject("cudaStreamEndCapture", "pGraph");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    auto g = r->end_capture(*s);
+    if (!g.is_ok()) return reject("cudaStreamEndCapture", g.status().message().c_str(), cudaErrorIllegalState);
+    *graph = reinterpret_cast<cudaGraph_t>(g.value());
+    return cudaSuccess;
+  });
+}
+cudaError_t impl_cudaStreamIsCapturing(bool ptds, cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  return guard("cudaStreamIsCapturing", [&]() -> cudaError_t {
+    if (status == nullptr) return reject("cudaStreamIsCapturing", "pCaptureStatus");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    *status = r->is_capturing(*s) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+  });
+}
+cudaError_t impl_cudaStreamGetCaptureInfo(bool ptds, cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                          unsigned long long* id, cudaGraph_t* graph,
+                                          const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
+                                          size_t* num_deps) {
+  return guard("cudaStreamGetCaptureInfo", [&]() -> cudaError_t {
+    if (status == nullptr) return reject("cudaStreamGetCaptureInfo", "captureStatus_out");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    uint64_t cid = r->capture_id(*s);
+    *status = cid ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    if (id) *id = cid;
+    if (graph) *graph = nullptr;
+    if (deps) *deps = nullptr;
+    if (edges) *edges = nullptr;
+    if (num_deps) *num_deps = 0;
+    return cudaSuccess;
+  });
+}
+cudaError_t impl_cudaGraphLaunch(bool ptds, cudaGraphExec_t exec, cudaStream_t stream) {
+  return guard("cudaGraphLaunch", [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(exec));
+    if (g == nullptr || !g->executable) return reject("cudaGraphLaunch", "graphExec", cudaErrorInvalidResourceHandle);
+    GENIE_STREAM(s, r, stream, ptds);
+    return to_cuda(r->launch_graph(*g, *s));
+  });
+}
+cudaError_t impl_cudaStreamGetPriority(bool ptds, cudaStream_t stream, int* priority) {
+  return guard("cudaStreamGetPriority", [&]() -> cudaError_t {
+    if (priority == nullptr) return reject("cudaStreamGetPriority", "priority");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    *priority = s->priority();
+    return cudaSuccess;
+  });
+}
+cudaError_t impl_cudaStreamGetFlags(bool ptds, cudaStream_t stream, unsigned int* flags) {
+  return guard("cudaStreamGetFlags", [&]() -> cudaError_t {
+    if (flags == nullptr) return reject("cudaStreamGetFlags", "flags");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    *flags = s->flags();
+    return cudaSuccess;
+  });
+}
+cudaError_t impl_cudaStreamGetDevice(bool ptds, cudaStream_t stream, int* device) {
+  return guard("cudaStreamGetDevice", [&]() -> cudaError_t {
+    if (device == nullptr) return reject("cudaStreamGetDevice", "device");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    *device = s->device().ordinal();
+    return cudaSuccess;
+  });
+}
+cudaError_t impl_cudaStreamGetId(bool ptds, cudaStream_t stream, unsigned long long* id) {
+  return guard("cudaStreamGetId", [&]() -> cudaError_t {
+    if (id == nullptr) return reject("cudaStreamGetId", "streamId");
+    GENIE_RT(r);
+    GENIE_STREAM(s, r, stream, ptds);
+    *id = reinterpret_cast<uintptr_t>(s);
+    return cudaSuccess;
+  });
+}
+}  // namespace
+
+GENIE_CUDART_PTSZ(cudaStreamSynchronize, (cudaStream_t stream), (stream))
+GENIE_CUDART_PTSZ(cudaStreamQuery, (cudaStream_t stream), (stream))
+GENIE_CUDART_PTSZ(cudaStreamWaitEvent, (cudaStream_t stream, cudaEvent_t event, unsigned int flags),
+                  (stream, event, flags))
+GENIE_CUDART_PTSZ(cudaEventRecord, (cudaEvent_t event, cudaStream_t stream), (event, stream))
+GENIE_CUDART_PTSZ(cudaEventRecordWithFlags, (cudaEvent_t event, cudaStream_t stream, unsigned int flags),
+                  (event, stream, flags))
+GENIE_CUDART_PTSZ(cudaLaunchHostFunc, (cudaStream_t stream, cudaHostFn_t fn, void* userData), (stream, fn, userData))
+GENIE_CUDART_PTSZ(cudaStreamAddCallback,
+                  (cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags),
+                  (stream, callback, userData, flags))
+GENIE_CUDART_PTSZ(cudaStreamBeginCapture, (cudaStream_t stream, enum cudaStreamCaptureMode mode), (stream, mode))
+GENIE_CUDART_PTSZ(cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t* pGraph), (stream, pGraph))
+GENIE_CUDART_PTSZ(cudaStreamIsCapturing, (cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus),
+                  (stream, pCaptureStatus))
+GENIE_CUDART_PTSZ(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream))
+GENIE_CUDART_PTSZ(cudaStreamGetPriority, (cudaStream_t hStream, int* priority), (hStream, priority))
+GENIE_CUDART_PTSZ(cudaStreamGetFlags, (cudaStream_t hStream, unsigned int* flags), (hStream, flags))
+GENIE_CUDART_PTSZ(cudaStreamGetDevice, (cudaStream_t hStream, int* device), (hStream, device))
+GENIE_CUDART_PTSZ(cudaStreamGetId, (cudaStream_t hStream, unsigned long long* streamId), (hStream, streamId))
+
+#if GENIE_CUDART_MAJOR == 12
+// CUDA 12.x: the unversioned name has the 12.0 three-argument form; _v2 adds graph and dependencies;
+// _v3 (12.3+) adds edge data.
+GENIE_CUDART_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                                         unsigned long long* id) {
+  return impl_cudaStreamGetCaptureInfo(false, stream, status, id, nullptr, nullptr, nullptr, nullptr);
+}
+GENIE_CUDART_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                                              unsigned long long* id) {
+  return impl_cudaStreamGetCaptureInfo(true, stream, status, id, nullptr, nullptr, nullptr, nullptr);
+}
+#define GENIE_CAPTURE_V2(name, ptds)                                                                            \
+  GENIE_CUDART_EXPORT cudaError_t name(cudaStream_t stream, cudaStreamCaptureStatus* status,                    \
+                                       unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** deps, \
+                                       size_t* num) {                                                           \
+    return impl_cudaStreamGetCaptureInfo(ptds, stream, status, id, graph, deps, nullptr, num);                  \
+  }
+#define GENIE_CAPTURE_V3(name, ptds)                                                                            \
+  GENIE_CUDART_EXPORT cudaError_t name(cudaStream_t stream, cudaStreamCaptureStatus* status,                    \
+                                       unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** deps, \
+                                       const cudaGraphEdgeData** edges, size_t* num) {                          \
+    return impl_cudaStreamGetCaptureInfo(ptds, stream, status, id, graph, deps, edges, num);                    \
+  }
+GENIE_CAPTURE_V2(cudaStreamGetCaptureInfo_v2, false)
+GENIE_CAPTURE_V2(cudaStreamGetCaptureInfo_v2_ptsz, true)
+GENIE_CAPTURE_V3(cudaStreamGetCaptureInfo_v3, false)
+GENIE_CAPTURE_V3(cudaStreamGetCaptureInfo_v3_ptsz, true)
+#else
+GENIE_CUDART_PTSZ(cudaStreamGetCaptureInfo,
+                  (cudaStream_t stream, enum cudaStreamCaptureStatus* captureStatus_out, unsigned long long* id_out,
+                   cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out,
+                   const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out),
+                  (stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out))
+#endif
+
+GENIE_CUDART_EXPORT cudaError_t cudaStreamCreate(cudaStream_t* pStream) { return create_stream(pStream, 0, 0); }
+GENIE_CUDART_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
+  return guard(__func__, [&] { return create_stream(pStream, flags, 0); });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int flags, int priority) {
+  return guard(__func__, [&] { return create_stream(pStream, flags, priority); });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    uintptr_t h = reinterpret_cast<uintptr_t>(stream);
+    if (h <= 2) return reject(__func__, "stream", cudaErrorInvalidResourceHandle);
+    Stream* s = r->resolve_stream(stream, false);
+    if (s == nullptr) return reject(__func__, "stream", cudaErrorInvalidResourceHandle);
+    return to_cuda(r->destroy_stream(s));
+  });
+}
+
+GENIE_CUDART_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  if (mode == nullptr) return guard(__func__, [] { return reject("cudaThreadExchangeStreamCaptureMode", "mode"); });
+  std::swap(*mode, t_capture_mode);
+  return cudaSuccess;
+}
+
+// --- events ---------------------------------------------------------------------------------------------
+GENIE_CUDART_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (event == nullptr) return reject(__func__, "event");
+    if (flags & ~0xFu) return reject(__func__, "flags");
+    if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) return reject(__func__, "flags");
+    GENIE_RT(r);
+    *event = reinterpret_cast<cudaEvent_t>(r->create_event(flags));
+    return cudaSuccess;
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, 0); }
+GENIE_CUDART_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Event* e = event_or_null(r, event);
+    if (e == nullptr) return reject(__func__, "event", cudaErrorInvalidResourceHandle);
+    return to_cuda(r->destroy_event(e));
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Event* e = event_or_null(r, event);
+    if (e == nullptr) return reject(__func__, "event", cudaErrorInvalidResourceHandle);
+    return to_cuda(r->query_event(*e));
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Event* e = event_or_null(r, event);
+    if (e == nullptr) return reject(__func__, "event", cudaErrorInvalidResourceHandle);
+    return to_cuda(r->synchronize_event(*e));
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (ms == nullptr) return reject(__func__, "ms");
+    GENIE_RT(r);
+    Event* a = event_or_null(r, start);
+    Event* b = event_or_null(r, end);
+    if (a == nullptr || b == nullptr) return reject(__func__, a ? "end" : "start", cudaErrorInvalidResourceHandle);
+    auto v = r->elapsed_ms(*a, *b);
+    if (!v.is_ok()) return to_cuda(v.status(), cudaErrorInvalidResourceHandle);
+    *ms = v.value();
+    return cudaSuccess;
+  });
+}
+
+// --- graphs ---------------------------------------------------------------------------------------------
+GENIE_CUDART_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (graph == nullptr || flags != 0) return reject(__func__, graph ? "flags" : "pGraph");
+    GENIE_RT(r);
+    *graph = reinterpret_cast<cudaGraph_t>(r->create_graph());
+    return cudaSuccess;
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                     unsigned long long flags) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (exec == nullptr) return reject(__func__, "pGraphExec");
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(graph));
+    if (g == nullptr || g->executable) return reject(__func__, "graph", cudaErrorInvalidResourceHandle);
+    (void)flags;
+    auto e = r->instantiate(*g);
+    if (!e.is_ok()) return to_cuda(e.status());
+    *exec = reinterpret_cast<cudaGraphExec_t>(e.value());
+    return cudaSuccess;
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                              unsigned long long flags) {
+  return cudaGraphInstantiate(exec, graph, flags);
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(exec));
+    return g && g->executable ? cudaSuccess : reject(__func__, "graphExec", cudaErrorInvalidResourceHandle);
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(exec));
+    if (g == nullptr || !g->executable) return reject(__func__, "graphExec", cudaErrorInvalidResourceHandle);
+    return to_cuda(r->destroy_graph(g));
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  return guard(__func__, [&]() -> cudaError_t {
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(graph));
+    if (g == nullptr || g->executable) return reject(__func__, "graph", cudaErrorInvalidResourceHandle);
+    return to_cuda(r->destroy_graph(g));
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (numNodes == nullptr) return reject(__func__, "numNodes");
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(graph));
+    if (g == nullptr) return reject(__func__, "graph", cudaErrorInvalidResourceHandle);
+    if (nodes != nullptr) {
+      size_t n = std::min(*numNodes, g->nodes.size());
+      for (size_t i = 0; i < n; ++i) {
+        g->nodes[i].owner = g;
+        g->nodes[i].index = static_cast<int>(i);
+        nodes[i] = reinterpret_cast<cudaGraphNode_t>(&g->nodes[i]);
+      }
+    }
+    *numNodes = g->nodes.size();
+    return cudaSuccess;
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t* deps,
+                                                             cudaGraphEdgeData* edges, size_t* num) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (node == nullptr || num == nullptr) return reject(__func__, node ? "pNumDependencies" : "node");
+    auto* n = reinterpret_cast<GraphNode*>(node);
+    if (n->owner == nullptr) return reject(__func__, "node", cudaErrorInvalidResourceHandle);
+    if (deps != nullptr) {
+      size_t k = std::min(*num, n->deps.size());
+      for (size_t i = 0; i < k; ++i) {
+        GraphNode& d = n->owner->nodes[static_cast<size_t>(n->deps[i])];
+        d.owner = n->owner;
+        d.index = n->deps[i];
+        deps[i] = reinterpret_cast<cudaGraphNode_t>(&d);
+        if (edges) edges[i] = cudaGraphEdgeData{};
+      }
+    }
+    *num = n->deps.size();
+    return cudaSuccess;
+  });
+}
+GENIE_CUDART_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path, unsigned int) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (path == nullptr) return reject(__func__, "path");
+    GENIE_RT(r);
+    Graph* g = r->resolve_graph(static_cast<const void*>(graph));
+    if (g == nullptr) return reject(__func__, "graph", cudaErrorInvalidResourceHandle);
+    std::ofstream out(path);
+    if (!out) return reject(__func__, "path", cudaErrorOperatingSystem);
+    out << "digraph genie_graph {\n";
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      out << "  n" << i << " [label=\"" << g->nodes[i].spec.label << " " << g->nodes[i].spec.duration.count_ns()
+          << "ns\"];\n";
+      for (int d : g->nodes[i].deps) out << "  n" << d << " -> n" << i << ";\n";
+    }
+    out << "}\n";
+    return cudaSuccess;
+  });
+}

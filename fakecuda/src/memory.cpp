@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// MemoryRegistry: lazily backed mappings, range lookup, safe copies and IPC sharing through memfd.
+#include "genie/fakecuda/memory.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace genie::fakecuda {
+
+MemoryRegistry::~MemoryRegistry() = default;  // mappings are released by the process, not here
+
+size_t MemoryRegistry::page_round(size_t n) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+Result<void*> MemoryRegistry::map_anonymous(size_t size) {
+  size_t len = page_round(size == 0 ? 1 : size);
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(errno));
+  return p;
+}
+
+void MemoryRegistry::unmap(void* p, size_t mapped_size) {
+  if (p != nullptr && mapped_size != 0) munmap(p, mapped_size);
+}
+
+void MemoryRegistry::add(const Allocation& a) {
+  std::unique_lock lk(mu_);
+  ranges_[a.base] = a;
+}
+
+Result<Allocation> MemoryRegistry::remove(const void* base) {
+  std::unique_lock lk(mu_);
+  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == ranges_.end()) return not_found("no allocation starts at this address");
+  Allocation a = it->second;
+  ranges_.erase(it);
+  return a;
+}
+
+std::optional<Allocation> MemoryRegistry::find(const void* p, size_t n) const {
+  uintptr_t u = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock lk(mu_);
+  auto it = ranges_.upper_bound(u);
+  if (it == ranges_.begin()) return std::nullopt;
+  --it;
+  if (!it->second.contains(u, n == 0 ? 1 : n)) return std::nullopt;
+  return it->second;
+}
+
+Status MemoryRegistry::copy(void* dst, const void* src, size_t n) const {
+  if (n == 0) return Status::ok();
+  if (find(dst, n) && find(src, n)) {
+    std::memmove(dst, src, n);
+    return Status::ok();
+  }
+  // At least one side is memory we did not allocate: let the kernel check it.
+  size_t done = 0;
+  while (done < n) {
+    iovec local{static_cast<char*>(dst) + done, n - done};
+    iovec remote{const_cast<char*>(static_cast<const char*>(src)) + done, n - done};
+    ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (r <= 0) {
+      if (r < 0 && errno == EPERM) {  // process_vm_readv not permitted (seccomp): plain copy
+        std::memmove(static_cast<char*>(dst) + done, static_cast<const char*>(src) + done, n - done);
+        return Status::ok();
+      }
+      return invalid_argument("copy touches memory that is not mapped in this process");
+    }
+    done += static_cast<size_t>(r);
+  }
+  return Status::ok();
+}
+
+Result<Allocation> MemoryRegistry::make_shareable(const void* base) {
+  std::unique_lock lk(mu_);
+  auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == ranges_.end()) return invalid_argument("not the base of a device allocation");
+  Allocation& a = it->second;
+  if (a.shared_fd >= 0) return a;
+  if (a.mapped_size == 0) return invalid_argument("memory not owned by this process cannot be exported");
+  int fd = memfd_create("genie-ipc", MFD_CLOEXEC);
+  if (fd < 0) return system_error(std::string("memfd_create: ") + std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(a.mapped_size)) != 0) {
+    close(fd);
+    return system_error(std::string("ftruncate: ") + std::strerror(errno));
+  }
+  // Copy the current contents into the memfd, then replace the mapping in place (same address).
+  void* tmp = mmap(nullptr, a.mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (tmp == MAP_FAILED) {
+    close(fd);
+    return system_error(std::string("mmap memfd: ") + std::strerror(errno));
+  }
+  std::memcpy(tmp, reinterpret_cast<void*>(a.base), a.size);
+  munmap(tmp, a.mapped_size);
+  void* p = mmap(reinterpret_cast<void*>(a.base), a.mapped_size, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return system_error(std::string("mmap fixed: ") + std::strerror(errno));
+  }
+  a.shared_fd = fd;
+  return a;
+}
+
+Result<void*> MemoryRegistry::open_shared(int pid, int fd, size_t mapped_size, size_t offset, int device) {
+  std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  int local = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (local < 0) return invalid_argument("cannot open the exporting process's memory (" + path + "): " +
+                                         std::strerror(errno));
+  void* p = mmap(nullptr, mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, local, 0);
+  close(local);
+  if (p == MAP_FAILED) return system_error(std::string("mmap of IPC memory: ") + std::strerror(errno));
+  Allocation a;
+  a.base = reinterpret_cast<uintptr_t>(p);
+  a.size = mapped_size;
+  a.mapped_size = mapped_size;
+  a.kind = MemKind::kIpcMapped;
+  a.device = device;
+  add(a);
+  return static_cast<void*>(static_cast<char*>(p) + offset);
+}
+
+}  // namespace genie::fakecuda

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runtime: options, devices, streams and op submission (legacy-stream rules, capture), sync and query.
+#include "genie/fakecuda/runtime.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include "genie/common/config.hpp"
+#include "genie/common/log.hpp"
+#include "graph.hpp"
+
+namespace genie::fakecuda {
+namespace {
+
+const config::Param<std::string> kDevice{"device", "h200",
+                                         "Emulated GPU: a preset name (genie presets) or a device JSON file."};
+const config::Param<int64_t> kGpus{"gpus", 8, "Emulated devices visible per process (before CUDA_VISIBLE_DEVICES).",
+                                   {}, 1.0, 1024.0};
+const config::Param<std::string> kVisible{"cuda_visible_devices", "",
+                                          "CUDA_VISIBLE_DEVICES: comma-separated ordinals (or GPU-<uuid>) to expose.",
+                                          {}, {}, {}, "CUDA_VISIBLE_DEVICES"};
+const config::Param<std::string> kClock{"clock", "virtual",
+                                        "Clock mode: virtual (nothing sleeps, times are modelled) or realtime "
+                                        "(streams sleep for modelled durations).",
+                                        {"virtual", "realtime"}};
+// Host cost of a CUDA runtime call that is not a launch. Assumed (no calibration point yet: the H200
+// data has only the PyTorch launch path); the cost-model issue (#6) calibrates it.
+constexpr int64_t kDefaultApiOverheadNs = 500;
+const config::Param<int64_t> kApiOverhead{"fakecuda.api_overhead_ns", kDefaultApiOverheadNs,
+                                          "Modelled host cost in ns of a CUDA API call other than a launch.",
+                                          {}, 0.0, 1e9};
+const config::Param<std::string> kCostTable{"fakecuda.cost_table", "",
+                                            "JSON table of measured kernel durations (genie calibrate output)."};
+const config::Param<int64_t> kQueryWaitMs{
+    "fakecuda.query_wait_ms", 10,
+    "Virtual mode: wall-clock ms a non-blocking query waits for unresolved work (a collective waiting for "
+    "peers) before answering not-ready.",
+    {}, 0.0, 60000.0};
+const config::Param<bool> kTrace{"fakecuda.trace", false, "Record every stream op for the trace."};
+
+// Parses CUDA_VISIBLE_DEVICES as the CUDA runtime does: entries up to the first invalid one.
+std::vector<int> visible_ordinals(const std::string& text, int physical) {
+  std::vector<int> out;
+  if (text.empty()) {
+    for (int i = 0; i < physical; ++i) out.push_back(i);
+    return out;
+  }
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" \t");
+    if (b == std::string::npos) break;
+    item = item.substr(b);
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (end == item.c_str() || v < 0 || v >= physical) break;
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) != out.end()) break;
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+thread_local int t_current_device = 0;
+
+}  // namespace
+
+Result<RuntimeOptions> options_from_config() {
+  GENIE_TRY(config::global_status());
+  const config::Config& cfg = config::global();
+  RuntimeOptions o;
+  GENIE_ASSIGN_OR_RETURN(o.spec, load_device_spec(cfg.get(kDevice)));
+  o.device_count = static_cast<int>(visible_ordinals(cfg.get(kVisible), static_cast<int>(cfg.get(kGpus))).size());
+  sched::parse_clock_mode(cfg.get(kClock).c_str(), &o.clock.mode);
+  o.api_overhead = SimTime::ns(cfg.get(kApiOverhead));
+  o.cost_table = cfg.get(kCostTable);
+  o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
+  o.record_trace = cfg.get(kTrace);
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------------
+Stream::Stream(Device& dev, Kind kind, unsigned flags, int priority, sched::Timeline& timeline)
+    : dev_(dev), kind_(kind), flags_(flags), priority_(priority), lane_(timeline) {}
+
+Device::Device(int ordinal, const DeviceSpec& spec, sched::Timeline& timeline)
+    : ordinal_(ordinal), spec_(spec), timeline_(timeline) {
+  legacy_ = std::make_unique<Stream>(*this, Stream::Kind::kLegacy, 0, 0, timeline);
+}
+
+Stream& Device::per_thread_stream() {
+  std::lock_guard lk(mu_);
+  auto id = std::this_thread::get_id();
+  for (auto& s : per_thread_)
+    if (s->owner == id) return *s;
+  per_thread_.push_back(std::make_unique<Stream>(*this, Stream::Kind::kPerThread, 0, 0, timeline_));
+  per_thread_.back()->owner = id;
+  streams_.push_back(per_thread_.back().get());
+  return *per_thread_.back();
+}
+
+bool Device::reserve_bytes(uint64_t n) {
+  uint64_t cur = used_.load(std::memory_order_relaxed);
+  do {
+    if (n > spec_.memory_bytes || cur > spec_.memory_bytes - n) return false;
+  } while (!used_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+  return true;
+}
+
+void Device::release_bytes(uint64_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
+
+void Device::add_stream(Stream* s) {
+  std::lock_guard lk(mu_);
+  streams_.push_back(s);
+}
+
+void Device::remove_stream(Stream* s) {
+  std::lock_guard lk(mu_);
+  streams_.erase(std::remove(streams_.begin(), streams_.end(), s), streams_.end());
+}
+
+void Device::legacy_deps(Stream& s, std::vector<sched::Dep>* deps) {
+  if (s.kind() == Stream::Kind::kLegacy) {
+    std::lock_guard lk(mu_);
+    for (Stream* o : streams_)
+      if (o->blocking()) deps->push_back(o->lane().tail());
+  } else if (s.blocking()) {
+    deps->push_back(legacy_->lane().tail());
+  }
+}
+
+std::vector<Stream*> Device::streams() {
+  std::lock_guard lk(mu_);
+  std::vector<Stream*> v{legacy_.get()};
+  v.insert(v.end(), streams_.begin(), streams_.end());
+  return v;
+}
+
+bool Device::peer_access_enabled(int peer) const {
+  std::lock_guard lk(mu_);
+  return peers_.count(peer) != 0;
+}
+
+void Device::set_peer_access(int peer, bool on) {
+  std::lock_guard lk(mu_);
+  if (on) peers_.insert(peer);
+  else peers_.erase(peer);
+}
+
+// ---------------------------------------------------------------------------------------------------
+Runtime::Runtime(RuntimeOptions options)
+    : options_(std::move(options)), timeline_(options_.clock, options_.record_trace) {
+  std::multimap<std::string, KernelTableEntry, std::less<>> table;
+  if (!options_.cost_table.empty()) {
+    auto t = TableCostModel::load_table(options_.cost_table);
+    if (t.is_ok()) table = std::move(t.value());
+    else GENIE_LOG_ERROR(log::kFakecuda, "{} (using the default cost rules)", t.status().message());
+  }
+  cost_ = std::make_unique<TableCostModel>(options_.spec, std::move(table));
+  for (int i = 0; i < options_.device_count; ++i)
+    devices_.push_back(std::make_unique<Device>(i, options_.spec, timeline_));
+  GENIE_LOG_INFO(log::kFakecuda, "{} x {} ({}), clock {}", options_.device_count, options_.spec.name,
+                 options_.spec.preset, sched::clock_mode_name(options_.clock.mode));
+}
+
+Runtime::~Runtime() = default;
+
+namespace {
+struct InstanceState {
+  std::once_flag once;
+  Runtime* rt = nullptr;
+  Status status;
+};
+InstanceState& instance_state() {
+  static InstanceState* s = new InstanceState();
+  return *s;
+}
+}  // namespace
+
+Runtime* Runtime::instance() {
+  InstanceState& s = instance_state();
+  std::call_once(s.once, [&] {
+    auto o = options_from_config();
+    if (!o.is_ok()) {
+      s.status = o.status();
+      GENIE_LOG_ERROR(log::kFakecuda, "CUDA emulation cannot start: {}", s.status.message());
+      return;
+    }
+    s.rt = new Runtime(std::move(o.value()));  // never destroyed: see header
+    ModuleRegistry::instance().attach(&s.rt->memory());
+  });
+  return s.rt;
+}
+
+const Status& Runtime::instance_status() {
+  instance();
+  return instance_state().status;
+}
+
+int Runtime::current_device() const { return t_current_device; }
+void Runtime::set_current_device(int d) { t_current_device = d; }
+
+// --- streams -----------------------------------------------------------------------------------------
+Stream* Runtime::resolve_stream(const void* handle, bool per_thread_default) {
+  uintptr_t h = reinterpret_cast<uintptr_t>(handle);
+  Device& dev = *devices_[current_device()];
+  if (h == 0) return per_thread_default ? &dev.per_thread_stream() : &dev.legacy_stream();
+  if (h == 1) return &dev.legacy_stream();
+  if (h == 2) return &dev.per_thread_stream();
+  std::shared_lock lk(handles_mu_);
+  auto it = streams_.find(handle);
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+Stream* Runtime::create_stream(int device, unsigned flags, int priority) {
+  auto s = std::make_unique<Stream>(*devices_[device], Stream::Kind::kUser, flags, priority, timeline_);
+  Stream* p = s.get();
+  devices_[device]->add_stream(p);
+  std::unique_lock lk(handles_mu_);
+  streams_.emplace(p, std::move(s));
+  return p;
+}
+
+Status Runtime::destroy_stream(Stream* s) {
+  std::unique_ptr<Stream> owned;
+  {
+    std::unique_lock lk(handles_mu_);
+    auto it = streams_.find(s);
+    if (it == streams_.end()) return invalid_argument("unknown stream");
+    owned = std::move(it->second);
+    streams_.erase(it);
+  }
+  owned->device().remove_stream(owned.get());
+  // ~Lane returns at once; queued work completes on the lane's worker, as cudaStreamDestroy promises.
+  return Status::ok();
+}
+
+Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec) {
+  if (s.capturing.load(std::memory_order_acquire)) {
+    std::lock_guard lk(capture_mu_);
+    if (s.capture) {
+      Graph& g = *s.capture->graph;
+      GraphNode node;
+      node.spec = std::move(spec);
+      node.spec.deps.clear();
+      node.deps = s.capture_frontier;
+      g.nodes.push_back(std::move(node));
+      s.capture_frontier = {static_cast<int>(g.nodes.size()) - 1};
+      return sched::Dep();
+    }
+  }
+  s.device().legacy_deps(s, &spec.deps);
+  return s.lane().submit(std::move(spec), clock().now());
+}
+
+Status Runtime::wait_point(const sched::Dep& d) {
+  GENIE_ASSIGN_OR_RETURN(SimTime t, timeline_.wait(d));
+  clock().wait_until(t);
+  clock().api_call(options_.api_overhead);
+  return Status::ok();
+}
+
+Status Runtime::query_point(const sched::Dep& d) {
+  if (!d.resolved()) {
+    if (!clock().is_virtual()) return Status(Errc::kNotReady, "work pending");
+    // Unresolved work waits for peers: wait a little in wall time, without charging this thread.
+    timeline_.wait_for([&] { return d.resolved(); }, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
+    clock().discard_cpu_time();
+    if (!d.resolved()) return Status(Errc::kNotReady, "work pending");
+  }
+  GENIE_TRY(d.status());
+  SimTime now = clock().api_call(options_.api_overhead);
+  if (clock().is_virtual() && d.time() > now) return Status(Errc::kNotReady, "work pending");
+  return Status::ok();
+}
+
+Status Runtime::synchronize(Stream& s) {
+  if (s.capturing.load(std::memory_order_acquire)) return invalid_usage("stream is capturing");
+  return wait_point(s.lane().tail());
+}
+
+Status Runtime::query(Stream& s) { return query_point(s.lane().tail()); }
+
+Status Runtime::synchronize_device(int device) {
+  for (Stream* s : devices_[device]->streams()) GENIE_TRY(wait_point(s->lane().tail()));
+  return Status::ok();
+}
+
+// --- events --------------------------------------------------------------------------------------------
+Event* Runtime::create_event(unsigned flags) {
+  auto e = std::make_unique<Event>();
+  e->flags = flags;
+  e->device = current_device();
+  Event* p = e.get();
+  std::unique_lock lk(handles_mu_);
+  events_.emplace(p, std::move(e));
+  return p;
+}
+
+Status Runtime::destroy_event(Event* e) {
+  std::unique_lock lk(handles_mu_);
+  if (events_.erase(e) == 0) return invalid_argument("unknown event");
+  return Status::ok();
+}
+
+Event* Runtime::resolve_event(const void* handle) {
+  std::shared_lock lk(handles_mu_);
+  auto it = events_.find(handle);
+  return it == events_.end() ? nullptr : it->second.get();
+}
+
+Status Runtime::record_event(Event& e, Stream& s) {
+  if (s.capturing.load(std::memory_order_acquire)) {
+    std::lock_guard lk(capture_mu_);
+    if (s.capture) {
+      std::lock_guard ek(e.mu);
+      e.capture = s.capture;
+      e.capture_frontier = s.capture_frontier;
+      return Status::ok();
+    }
+  }
+  sched::OpSpec spec;
+  spec.label = "event";
+  clock().api_call(options_.api_overhead);
+  GENIE_ASSIGN_OR_RETURN(sched::Dep d, submit(s, std::move(spec)));
+  std::lock_guard ek(e.mu);
+  e.capture.reset();
+  e.point = std::move(d);
+  e.recorded = true;
+  return Status::ok();
+}
+
+Status Runtime::wait_event(Stream& s, Event& e) {
+  sched::Dep point;
+  {
+    std::lock_guard ek(e.mu);
+    if (e.capture) {
+      // Fork/join during capture: `s` joins the capture of the event's stream.
+      std::lock_guard lk(capture_mu_);
+      if (!s.capture) {
+        s.capture = e.capture;
+        s.capture_frontier = e.capture_frontier;
+        s.capturing.store(true, std::memory_order_release);
+      } else if (s.capture == e.capture) {
+        for (int n : e.capture_frontier)
+          if (std::find(s.capture_frontier.begin(), s.capture_frontier.end(), n) == s.capture_frontier.end())
+            s.capture_frontier.push_back(n);
+      } else {
+        return invalid_usage("event belongs to a different stream capture");
+      }
+      return Status::ok();
+    }
+    if (!e.recorded) return Status::ok();  // waiting on a never-recorded event is a no-op
+    point = e.point;
+  }
+  sched::OpSpec spec;
+  spec.label = "wait";
+  spec.deps.push_back(std::move(point));
+  clock().api_call(options_.api_overhead);
+  GENIE_TRY(submit(s, std::move(spec)));
+  return Status::ok();
+}
+
+Status Runtime::query_event(Event& e) {
+  sched::Dep point;
+  {
+    std::lock_guard ek(e.mu);
+    if (!e.recorded) return Status::ok();
+    point = e.point;
+  }
+  return query_point(point);
+}
+
+Status Runtime::synchronize_event(Event& e) {
+  sched::Dep point;
+  {
+    std::lock_guard ek(e.mu);
+    if (!e.recorded) return Status::ok();
+    point = e.point;
+  }
+  return wait_point(point);
+}
+
+Result<float> Runtime::elapsed_ms(Event& start, Event& end) {
+  sched::Dep a, b;
+  {
+    std::scoped_lock lk(start.mu, end.mu);
+    if ((start.flags | end.flags) & 0x2 /* cudaEventDisableTiming */)
+      return invalid_usage("an event was created with cudaEventDisableTiming");
+    if (!start.recorded || !end.recorded) return invalid_usage("an event has not been recorded");
+    a = start.point;
+    b = end.point;
+  }
+  GENIE_TRY(query_point(a));
+  GENIE_TRY(query_point(b));
+  return static_cast<float>(static_cast<double>((b.time() - a.time()).count_ns()) / 1e6);
+}
+
+}  // namespace genie::fakecuda

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runtime kernels, stream capture and graph replay.
+#include <algorithm>
+
+#include "genie/common/log.hpp"
+#include "genie/fakecuda/runtime.hpp"
+#include "graph.hpp"
+
+namespace genie::fakecuda {
+
+// --- kernels -------------------------------------------------------------------------------------------
+ModuleRegistry& ModuleRegistry::instance() {
+  static ModuleRegistry* r = new ModuleRegistry();  // never destroyed: atexit unregistration may run late
+  return *r;
+}
+
+void ModuleRegistry::register_kernel(const void* host_stub, const char* name) {
+  auto k = std::make_unique<Kernel>();
+  k->host_stub = host_stub;
+  k->name = name ? name : "";
+  std::unique_lock lk(mu_);
+  handles_.insert(k.get());
+  auto& slot = kernels_[host_stub];
+  if (slot) replaced_.push_back(std::move(slot));  // handed-out handles of a reloaded module stay valid
+  slot = std::move(k);
+}
+
+const Kernel* ModuleRegistry::find_kernel(const void* host_stub) const {
+  std::shared_lock lk(mu_);
+  auto it = kernels_.find(host_stub);
+  return it == kernels_.end() ? nullptr : it->second.get();
+}
+
+const Kernel* ModuleRegistry::from_handle(const void* handle) {
+  // Handles are Kernel addresses we handed out; look them up rather than dereference unknown memory.
+  ModuleRegistry& r = instance();
+  std::shared_lock lk(r.mu_);
+  return r.handles_.count(handle) ? static_cast<const Kernel*>(handle) : nullptr;
+}
+
+void ModuleRegistry::register_var(void* host_var, size_t size) {
+  std::unique_lock lk(mu_);
+  vars_.emplace_back(host_var, size);
+  if (memory_) {
+    Allocation a;
+    a.base = reinterpret_cast<uintptr_t>(host_var);
+    a.size = size;
+    a.kind = MemKind::kDevice;
+    a.device = 0;
+    memory_->add(a);
+  }
+}
+
+void ModuleRegistry::attach(MemoryRegistry* memory) {
+  std::unique_lock lk(mu_);
+  memory_ = memory;
+  for (auto& [p, n] : vars_) {
+    Allocation a;
+    a.base = reinterpret_cast<uintptr_t>(p);
+    a.size = n;
+    a.kind = MemKind::kDevice;
+    a.device = 0;
+    memory->add(a);
+  }
+}
+
+Status Runtime::launch_kernel(const Kernel& k, const KernelShape& shape, Stream& s) {
+  for (int i = 0; i < 3; ++i)
+    if (shape.grid[i] == 0 || shape.block[i] == 0) return invalid_argument("zero grid or block dimension");
+  const DeviceSpec& spec = s.device().spec();
+  uint64_t threads_per_block = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
+  if (threads_per_block > static_cast<uint64_t>(spec.max_threads_per_block) || shape.block[2] > 64)
+    return invalid_argument("too many threads per block");
+  if (shape.grid[1] > 65535 || shape.grid[2] > 65535) return invalid_argument("grid dimension too large");
+  if (shape.shared_mem > static_cast<size_t>(std::max(spec.shared_mem_per_block_optin, spec.shared_mem_per_block)))
+    return invalid_argument("too much dynamic shared memory");
+  sched::OpSpec op;
+  op.label = "kernel";
+  op.duration = cost_->kernel(k.name, shape);
+  clock().api_call(cost_->launch_overhead());
+  return submit(s, std::move(op)).status();
+}
+
+// --- capture -------------------------------------------------------------------------------------------
+Status Runtime::begin_capture(Stream& s, int mode) {
+  if (s.kind() == Stream::Kind::kLegacy) return invalid_usage("the legacy default stream cannot be captured");
+  std::lock_guard lk(capture_mu_);
+  if (s.capture) return invalid_usage("stream is already capturing");
+  auto session = std::make_shared<CaptureSession>();
+  session->id = next_capture_id_.fetch_add(1);
+  session->mode = mode;
+  session->origin = &s;
+  s.capture = session;
+  s.capture_frontier.clear();
+  s.capturing.store(true, std::memory_order_release);
+  return Status::ok();
+}
+
+Result<Graph*> Runtime::end_capture(Stream& s) {
+  std::shared_ptr<CaptureSession> session;
+  {
+    std::lock_guard lk(capture_mu_);
+    if (!s.capture) return invalid_usage("stream is not capturing");
+    if (s.capture->origin != &s) return invalid_usage("capture must be ended on the stream that began it");
+    session = s.capture;
+    // Every stream that joined this capture leaves it.
+    std::shared_lock hk(handles_mu_);
+    for (auto& [h, st] : streams_) {
+      if (st->capture == session) {
+        st->capture.reset();
+        st->capture_frontier.clear();
+        st->capturing.store(false, std::memory_order_release);
+      }
+    }
+    for (auto& dev : devices_)
+      for (Stream* st : dev->streams())
+        if (st->capture == session) {
+          st->capture.reset();
+          st->capture_frontier.clear();
+          st->capturing.store(false, std::memory_order_release);
+        }
+  }
+  if (session->invalidated) return invalid_usage("capture was invalidated");
+  Graph* g = session->graph.get();
+  std::unique_lock hk(handles_mu_);
+  graphs_.emplace(g, std::move(session->graph));
+  return g;
+}
+
+bool Runtime::is_capturing(Stream& s) { return s.capturing.load(std::memory_order_acquire); }
+
+uint64_t Runtime::capture_id(Stream& s) {
+  std::lock_guard lk(capture_mu_);
+  return s.capture ? s.capture->id : 0;
+}
+
+// --- graphs --------------------------------------------------------------------------------------------
+Graph* Runtime::create_graph() {
+  auto g = std::make_unique<Graph>();
+  Graph* p = g.get();
+  std::unique_lock lk(handles_mu_);
+  graphs_.emplace(p, std::move(g));
+  return p;
+}
+
+Status Runtime::destroy_graph(Graph* g) {
+  std::unique_lock lk(handles_mu_);
+  if (graphs_.erase(g) == 0) return invalid_argument("unknown graph");
+  return Status::ok();
+}
+
+Graph* Runtime::resolve_graph(const void* handle) {
+  std::shared_lock lk(handles_mu_);
+  auto it = graphs_.find(handle);
+  return it == graphs_.end() ? nullptr : it->second.get();
+}
+
+Result<Graph*> Runtime::instantiate(Graph& g) {
+  auto exec = std::make_unique<Graph>();
+  exec->nodes = g.nodes;  // the executable is a snapshot: later edits of g do not affect it
+  exec->executable = true;
+  Graph* p = exec.get();
+  std::unique_lock lk(handles_mu_);
+  graphs_.emplace(p, std::move(exec));
+  return p;
+}
+
+Status Runtime::launch_graph(Graph& exec, Stream& s) {
+  if (!exec.executable) return invalid_argument("not an executable graph");
+  // One op on the stream runs every node in topological (capture) order; a node starts when its
+  // dependencies have ended, so independent branches overlap on the timeline.
+  auto nodes = std::make_shared<std::vector<GraphNode>>(exec.nodes);
+  bool inline_ok = std::all_of(nodes->begin(), nodes->end(),
+                               [](const GraphNode& n) { return n.spec.may_run_inline && !n.spec.run; });
+  sched::OpSpec op;
+  op.label = "graph";
+  op.may_run_inline = inline_ok;
+  sched::Clock* clk = &clock();
+  op.run = [nodes, clk](SimTime ready) -> Result<SimTime> {
+    std::vector<SimTime> ends(nodes->size(), ready);
+    SimTime last = ready;
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      GraphNode& n = (*nodes)[i];
+      SimTime start = ready;
+      for (int d : n.deps) start = max(start, ends[static_cast<size_t>(d)]);
+      if (n.spec.run) {
+        GENIE_ASSIGN_OR_RETURN(ends[i], n.spec.run(start));
+      } else {
+        if (n.spec.action) n.spec.action();
+        ends[i] = start + n.spec.duration;
+      }
+      last = max(last, ends[i]);
+    }
+    if (!clk->is_virtual()) {
+      SimTime left = last - clk->wall_now();
+      if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
+    }
+    return last;
+  };
+  clock().api_call(options_.api_overhead);
+  return submit(s, std::move(op)).status();
+}
+
+}  // namespace genie::fakecuda

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// Subcommands of the `genie` CLI; each registers itself on the app and sets *exit_code when it runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace genie::sched {
+
+/// `genie env`: prints the LD_PRELOAD / LD_LIBRARY_PATH lines that put Genie's libraries under a program.
+void register_env_command(CLI::App& app, int* exit_code);
+
+/// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
+std::string library_dir();
+
+}  // namespace genie::sched

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `genie` command: launcher, simulator, reports and environment helpers.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Genie: run GPU programs that communicate through NCCL on machines without GPUs."};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  genie::sched::register_env_command(app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

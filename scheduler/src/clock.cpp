@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// Clock implementation: per-thread virtual time from sampled thread CPU time plus modelled overheads.
+#include "genie/sched/clock.hpp"
+
+#include <time.h>
+
+#include <cstring>
+
+namespace genie::sched {
+namespace {
+
+std::atomic<uint64_t> g_next_clock_id{1};
+
+int64_t read_clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+bool parse_clock_mode(const char* text, ClockMode* out) {
+  if (text == nullptr) return false;
+  if (std::strcmp(text, "virtual") == 0) { *out = ClockMode::kVirtual; return true; }
+  if (std::strcmp(text, "realtime") == 0) { *out = ClockMode::kRealtime; return true; }
+  return false;
+}
+
+const char* clock_mode_name(ClockMode m) { return m == ClockMode::kVirtual ? "virtual" : "realtime"; }
+
+struct Clock::ThreadState {
+  uint64_t clock_id = 0;
+  int64_t vt_ns = 0;
+  int64_t last_cpu_ns = 0;
+  int64_t last_wall_ns = 0;
+};
+
+Clock::Clock(ClockOptions options)
+    : options_(options), id_(g_next_clock_id.fetch_add(1)), epoch_wall_ns_(read_clock_ns(CLOCK_MONOTONIC)) {}
+
+Clock::ThreadState& Clock::thread_state() {
+  thread_local ThreadState ts;
+  if (ts.clock_id != id_) {
+    ts.clock_id = id_;
+    ts.vt_ns = max_host_ns_.load(std::memory_order_relaxed);
+    ts.last_cpu_ns = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
+  }
+  return ts;
+}
+
+void Clock::publish(SimTime t) {
+  int64_t v = t.count_ns();
+  int64_t cur = max_host_ns_.load(std::memory_order_relaxed);
+  while (v > cur && !max_host_ns_.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+
+SimTime Clock::wall_now() const { return SimTime::ns(read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_); }
+
+SimTime Clock::now() {
+  if (!is_virtual()) return wall_now();
+  ThreadState& ts = thread_state();
+  int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
+  if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
+    int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    ts.vt_ns += cpu - ts.last_cpu_ns;
+    ts.last_cpu_ns = cpu;
+    ts.last_wall_ns = wall;
+    publish(SimTime::ns(ts.vt_ns));
+  }
+  return SimTime::ns(ts.vt_ns);
+}
+
+SimTime Clock::api_call(SimTime overhead) {
+  if (!is_virtual()) return wall_now();
+  now();
+  ThreadState& ts = thread_state();
+  ts.vt_ns += overhead.count_ns();
+  SimTime t = SimTime::ns(ts.vt_ns);
+  publish(t);
+  return t;
+}
+
+void Clock::wait_until(SimTime t) {
+  if (!is_virtual()) return;
+  ThreadState& ts = thread_state();
+  if (t.count_ns() > ts.vt_ns) {
+    ts.vt_ns = t.count_ns();
+    publish(t);
+  }
+}
+
+void Clock::charge_cpu_time() {
+  if (!is_virtual()) return;
+  ThreadState& ts = thread_state();
+  int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  ts.vt_ns += cpu - ts.last_cpu_ns;
+  ts.last_cpu_ns = cpu;
+  ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
+  publish(SimTime::ns(ts.vt_ns));
+}
+
+void Clock::discard_cpu_time() {
+  if (!is_virtual()) return;
+  ThreadState& ts = thread_state();
+  ts.last_cpu_ns = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
+}
+
+}  // namespace genie::sched

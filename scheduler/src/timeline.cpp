@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lane and Timeline: inline completion in virtual mode, worker threads for everything that must wait.
+#include "genie/sched/timeline.hpp"
+
+#include <thread>
+
+#include "genie/common/log.hpp"
+
+namespace genie::sched {
+
+struct Op {
+  OpSpec spec;
+  SimTime not_before;
+  std::atomic<bool> done{false};
+  SimTime start, end;
+  Status status;
+};
+
+Dep Dep::on(std::shared_ptr<Op> op) {
+  Dep d;
+  d.op_ = std::move(op);
+  return d;
+}
+
+bool Dep::resolved() const { return !op_ || op_->done.load(std::memory_order_acquire); }
+SimTime Dep::time() const { return op_ ? op_->end : time_; }
+Status Dep::status() const { return op_ && resolved() ? op_->status : Status::ok(); }
+
+struct Lane::State {
+  Timeline* timeline = nullptr;
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Op>> queue;
+  std::shared_ptr<Op> pending_tail;  // last queued op, while not done
+  SimTime last_end = SimTime::zero();  // end of the last completed op
+  Status error;                        // first error seen on this lane
+  bool worker_started = false;
+  bool stop = false;
+  std::vector<OpRecord> records;
+};
+
+namespace {
+
+void run_op(Timeline& tl, Op& op, SimTime ready) {
+  Clock& clock = tl.clock();
+  if (!clock.is_virtual()) ready = max(ready, clock.wall_now());
+  op.start = ready;
+  if (op.spec.run) {
+    Result<SimTime> r = op.spec.run(ready);
+    if (r.is_ok()) {
+      op.end = max(r.value(), ready);
+    } else {
+      op.status = r.status();
+      op.end = clock.is_virtual() ? ready : clock.wall_now();
+    }
+    return;
+  }
+  if (op.spec.action) op.spec.action();
+  op.end = ready + op.spec.duration;
+  if (!clock.is_virtual()) {
+    SimTime left = op.end - clock.wall_now();
+    if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
+    op.end = max(op.end, clock.wall_now());
+  }
+}
+
+void worker_loop(std::shared_ptr<Lane::State> st) {
+  Timeline& tl = *st->timeline;
+  for (;;) {
+    std::shared_ptr<Op> op;
+    SimTime prev_end;
+    {
+      std::unique_lock lk(st->mu);
+      st->cv.wait(lk, [&] { return !st->queue.empty() || st->stop; });
+      if (st->queue.empty()) return;  // stopped and drained
+      op = st->queue.front();
+      prev_end = st->last_end;
+    }
+    SimTime ready = max(prev_end, op->not_before);
+    for (const Dep& d : op->spec.deps) {
+      auto t = tl.wait(d);
+      if (t.is_ok()) ready = max(ready, t.value());
+    }
+    run_op(tl, *op, ready);
+    {
+      std::lock_guard lk(st->mu);
+      st->last_end = op->end;
+      if (!op->status.is_ok() && st->error.is_ok()) st->error = op->status;
+      st->queue.pop_front();
+      if (st->pending_tail == op) st->pending_tail.reset();
+      if (tl.record_trace()) st->records.push_back({op->spec.label, op->start, op->end});
+    }
+    // Release the op's closures (they may hold buffers) before signalling.
+    op->spec.action = nullptr;
+    op->spec.run = nullptr;
+    op->done.store(true, std::memory_order_release);
+    tl.notify_completion();
+  }
+}
+
+}  // namespace
+
+Lane::Lane(Timeline& timeline) : timeline_(timeline), state_(std::make_shared<State>()) {
+  state_->timeline = &timeline;
+}
+
+Lane::~Lane() {
+  {
+    std::lock_guard lk(state_->mu);
+    state_->stop = true;
+  }
+  state_->cv.notify_all();
+}
+
+Dep Lane::submit(OpSpec spec, SimTime host_now) {
+  State& st = *state_;
+  Clock& clock = timeline_.clock();
+  std::unique_lock lk(st.mu);
+  if (clock.is_virtual() && spec.may_run_inline && !st.pending_tail) {
+    bool deps_known = true;
+    SimTime ready = max(st.last_end, host_now);
+    for (const Dep& d : spec.deps) {
+      if (!d.resolved()) { deps_known = false; break; }
+      ready = max(ready, d.time());
+    }
+    if (deps_known) {
+      // Complete now: the op's start and end are known and nothing runs before it.
+      Op op;
+      op.spec = std::move(spec);
+      // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
+      bool has_work = op.spec.action || op.spec.run;
+      if (has_work) clock.charge_cpu_time();
+      run_op(timeline_, op, ready);
+      if (has_work) clock.discard_cpu_time();
+      st.last_end = op.end;
+      if (!op.status.is_ok() && st.error.is_ok()) st.error = op.status;
+      if (timeline_.record_trace()) st.records.push_back({op.spec.label, op.start, op.end});
+      if (op.status.is_ok()) return Dep::at(op.end);
+      auto failed = std::make_shared<Op>();
+      failed->status = op.status;
+      failed->start = op.start;
+      failed->end = op.end;
+      failed->done.store(true, std::memory_order_release);
+      return Dep::on(std::move(failed));
+    }
+  }
+  auto op = std::make_shared<Op>();
+  op->spec = std::move(spec);
+  op->not_before = host_now;
+  st.queue.push_back(op);
+  st.pending_tail = op;
+  if (!st.worker_started) {
+    st.worker_started = true;
+    std::thread(worker_loop, state_).detach();
+  }
+  lk.unlock();
+  st.cv.notify_one();
+  return Dep::on(op);
+}
+
+Dep Lane::tail() const {
+  std::lock_guard lk(state_->mu);
+  return state_->pending_tail ? Dep::on(state_->pending_tail) : Dep::at(state_->last_end);
+}
+
+bool Lane::drained() const { return tail().resolved(); }
+
+bool Lane::complete_by(SimTime host_now) const {
+  Dep d = tail();
+  if (!d.resolved()) return false;
+  return !timeline_.clock().is_virtual() || d.time() <= host_now;
+}
+
+Result<SimTime> Lane::synchronize() {
+  Dep d = tail();
+  auto t = timeline_.wait(d);
+  std::lock_guard lk(state_->mu);
+  if (!state_->error.is_ok()) return state_->error;
+  return t;
+}
+
+bool Lane::wait_drained_for(std::chrono::milliseconds timeout) {
+  Dep d = tail();
+  return timeline_.wait_for([&] { return d.resolved(); }, timeout);
+}
+
+std::vector<OpRecord> Lane::records() const {
+  std::lock_guard lk(state_->mu);
+  return state_->records;
+}
+
+Timeline::Timeline(ClockOptions clock_options, bool record_trace)
+    : clock_(clock_options), record_trace_(record_trace) {}
+
+void Timeline::wait_for(const std::function<bool()>& pred) {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, pred);
+}
+
+bool Timeline::wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  return cv_.wait_for(lk, timeout, pred);
+}
+
+Result<SimTime> Timeline::wait(const Dep& d) {
+  if (!d.resolved()) wait_for([&] { return d.resolved(); });
+  Status s = d.status();
+  if (!s.is_ok()) return s;
+  return d.time();
+}
+
+void Timeline::notify_completion() {
+  {
+    std::lock_guard lk(mu_);
+    completions_.fetch_add(1, std::memory_order_relaxed);
+  }
+  cv_.notify_all();
+}
+
+}  // namespace genie::sched
