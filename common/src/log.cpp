@@ -26,6 +26,7 @@ const config::Param<std::string> kLogFile{
     "log_file", "", "Log file instead of stderr; %h is replaced by the host name and %p by the pid."};
 
 std::atomic<int> g_rank{-1};
+std::atomic<bool> g_initialized{false};  // set once sinks exist; before that, breadcrumbs are dropped
 std::atomic<int64_t (*)() noexcept> g_vt_source{nullptr};
 
 class RankFlag : public spdlog::custom_flag_formatter {
@@ -97,6 +98,7 @@ void init_once() {
     s.loggers[kCommon]->warn("cannot open GENIE_LOG_FILE '{}', logging to stderr", file);
   }
   if (!config::global_status().is_ok()) s.loggers[kCommon]->error("configuration: {}", config::global_status().message());
+  g_initialized.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -163,6 +165,9 @@ std::string Status::to_string() const {
 
 namespace detail {
 void trace_error_hop(const Status& s, const char* file, int line) noexcept {
+  // Errors while loading the configuration happen before logging exists (logging reads the
+  // configuration): initialising it here would recurse.
+  if (!log::g_initialized.load(std::memory_order_acquire)) return;
   GENIE_LOG_TRACE(log::kCommon, "-> {} at {}:{}", errc_name(s.code()), file, line);
 }
 void assert_fail(const char* cond, const char* file, int line, const std::string& msg) noexcept {

@@ -2,13 +2,16 @@
 // Runtime: options, devices, streams and op submission (legacy-stream rules, capture), sync and query.
 #include "genie/fakecuda/runtime.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <sstream>
 #include <thread>
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
-#include "graph.hpp"
+#include "genie/fakecuda/graph.hpp"
 
 namespace genie::fakecuda {
 namespace {
@@ -291,6 +294,7 @@ Event* Runtime::create_event(unsigned flags) {
   auto e = std::make_unique<Event>();
   e->flags = flags;
   e->device = current_device();
+  if ((flags & 0x4 /* cudaEventInterprocess */) && !make_ipc_event(*e).is_ok()) return nullptr;
   Event* p = e.get();
   std::unique_lock lk(handles_mu_);
   events_.emplace(p, std::move(e));
@@ -299,7 +303,11 @@ Event* Runtime::create_event(unsigned flags) {
 
 Status Runtime::destroy_event(Event* e) {
   std::unique_lock lk(handles_mu_);
-  if (events_.erase(e) == 0) return invalid_argument("unknown event");
+  auto it = events_.find(e);
+  if (it == events_.end()) return invalid_argument("unknown event");
+  if (e->ipc != nullptr) munmap(e->ipc, 4096);
+  if (e->ipc_fd >= 0) close(e->ipc_fd);
+  events_.erase(it);
   return Status::ok();
 }
 
@@ -319,6 +327,7 @@ Status Runtime::record_event(Event& e, Stream& s) {
       return Status::ok();
     }
   }
+  if (e.ipc != nullptr) return record_ipc_event(e, s);
   sched::OpSpec spec;
   spec.label = "event";
   clock().api_call(options_.api_overhead);
@@ -331,6 +340,7 @@ Status Runtime::record_event(Event& e, Stream& s) {
 }
 
 Status Runtime::wait_event(Stream& s, Event& e) {
+  if (e.ipc != nullptr) return wait_ipc_event(s, e);  // `ipc` is set at creation and never changes
   sched::Dep point;
   {
     std::lock_guard ek(e.mu);
@@ -362,6 +372,7 @@ Status Runtime::wait_event(Stream& s, Event& e) {
 }
 
 Status Runtime::query_event(Event& e) {
+  if (e.ipc != nullptr) return query_ipc_event(e);
   sched::Dep point;
   {
     std::lock_guard ek(e.mu);
@@ -372,6 +383,7 @@ Status Runtime::query_event(Event& e) {
 }
 
 Status Runtime::synchronize_event(Event& e) {
+  if (e.ipc != nullptr) return synchronize_ipc_event(e);
   sched::Dep point;
   {
     std::lock_guard ek(e.mu);

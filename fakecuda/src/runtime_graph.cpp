@@ -4,7 +4,7 @@
 
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
-#include "graph.hpp"
+#include "genie/fakecuda/graph.hpp"
 
 namespace genie::fakecuda {
 

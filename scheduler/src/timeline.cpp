@@ -42,8 +42,10 @@ struct Lane::State {
 namespace {
 
 void run_op(Timeline& tl, Op& op, SimTime ready) {
+  // `ready` is the planned start: the previous op's planned end, the host's enqueue time and the
+  // dependencies. In realtime mode the worker sleeps until the planned end, so a late wake-up does not
+  // push later ops back (a GPU runs queued work back to back).
   Clock& clock = tl.clock();
-  if (!clock.is_virtual()) ready = max(ready, clock.wall_now());
   op.start = ready;
   if (op.spec.run) {
     Result<SimTime> r = op.spec.run(ready);
@@ -51,7 +53,7 @@ void run_op(Timeline& tl, Op& op, SimTime ready) {
       op.end = max(r.value(), ready);
     } else {
       op.status = r.status();
-      op.end = clock.is_virtual() ? ready : clock.wall_now();
+      op.end = clock.is_virtual() ? ready : max(ready, clock.wall_now());
     }
     return;
   }
@@ -60,7 +62,6 @@ void run_op(Timeline& tl, Op& op, SimTime ready) {
   if (!clock.is_virtual()) {
     SimTime left = op.end - clock.wall_now();
     if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
-    op.end = max(op.end, clock.wall_now());
   }
 }
 

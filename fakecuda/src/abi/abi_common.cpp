@@ -2,7 +2,13 @@
 // cudart ABI helpers: error conversion and thread-local last error.
 #include "abi_common.hpp"
 
+#include "genie/fakecuda/driver.hpp"
+
+#include <cstring>
+
 namespace genie::fakecuda::abi {
+thread_local const char* t_api_name = nullptr;
+
 namespace {
 thread_local cudaError_t t_last_error = cudaSuccess;
 }
@@ -38,6 +44,7 @@ cudaError_t peek_last_error() noexcept { return t_last_error; }
 
 Runtime* rt() noexcept {
   try {
+    driver_mark_initialized();  // the real cudart calls cuInit on first use; driver calls then work
     return Runtime::instance();
   } catch (...) {
     return nullptr;
@@ -50,6 +57,7 @@ cudaError_t init_error() noexcept {
 }
 
 cudaError_t reject(const char* fn, const char* what, cudaError_t e) noexcept {
+  if (t_api_name != nullptr && std::strcmp(fn, "operator()") == 0) fn = t_api_name;
   GENIE_LOG_WARN(log::kFakecuda, "{}: invalid argument '{}'", fn, what);
   return e;
 }

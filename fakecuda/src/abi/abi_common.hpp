@@ -33,9 +33,14 @@ cudaError_t init_error() noexcept;
 
 /// Runs an API body: never lets an exception escape, records the returned error, logs a warning naming
 /// the function for errors other than not-ready.
+/// Name of the API function whose body is running on this thread (for messages from inside lambdas).
+extern thread_local const char* t_api_name;
+
 template <class F>
 cudaError_t guard(const char* fn, F&& body) noexcept {
   cudaError_t e;
+  const char* outer = t_api_name;
+  t_api_name = fn;
   try {
     e = body();
   } catch (const std::bad_alloc&) {
@@ -47,6 +52,7 @@ cudaError_t guard(const char* fn, F&& body) noexcept {
     GENIE_LOG_ERROR(log::kFakecuda, "{}: internal error", fn);
     e = cudaErrorUnknown;
   }
+  t_api_name = outer;
   if (e != cudaSuccess && e != cudaErrorNotReady) {
     record_error(e);
     GENIE_LOG_DEBUG(log::kFakecuda, "{} -> {}", fn, static_cast<int>(e));

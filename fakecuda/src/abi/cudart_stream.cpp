@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // cudart ABI: streams, events, host functions, stream capture and graphs.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #if GENIE_CUDART_MAJOR == 12
 // The CUDA 13 header declares the 13.x signature; the 12.x library exports a different one.
 #define cudaStreamGetCaptureInfo genie_cuda13_cudaStreamGetCaptureInfo
 #endif
-#include "../graph.hpp"
+#include "genie/fakecuda/graph.hpp"
 #include "abi_common.hpp"
 #undef cudaStreamGetCaptureInfo
 
@@ -436,6 +437,46 @@ GENIE_CUDART_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const 
       for (int d : g->nodes[i].deps) out << "  n" << d << " -> n" << i << ";\n";
     }
     out << "}\n";
+    return cudaSuccess;
+  });
+}
+
+// --- interprocess events ----------------------------------------------------------------------------------
+namespace {
+struct IpcEventPayload {
+  static constexpr uint32_t kMagic = 0x47455654u;  // "GEVT"
+  uint32_t magic;
+  int32_t pid;
+  int32_t fd;
+};
+static_assert(sizeof(IpcEventPayload) <= sizeof(cudaIpcEventHandle_t));
+}  // namespace
+
+GENIE_CUDART_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t event) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (handle == nullptr) return reject(__func__, "handle");
+    GENIE_RT(r);
+    Event* e = event_or_null(r, event);
+    if (e == nullptr) return reject(__func__, "event", cudaErrorInvalidResourceHandle);
+    auto ex = r->export_event(*e);
+    if (!ex.is_ok()) return reject(__func__, "event (not interprocess)", cudaErrorInvalidResourceHandle);
+    IpcEventPayload p{IpcEventPayload::kMagic, ex->first, ex->second};
+    std::memset(handle, 0, sizeof(*handle));
+    std::memcpy(handle, &p, sizeof(p));
+    return cudaSuccess;
+  });
+}
+
+GENIE_CUDART_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle) {
+  return guard(__func__, [&]() -> cudaError_t {
+    if (event == nullptr) return reject(__func__, "event");
+    GENIE_RT(r);
+    IpcEventPayload p;
+    std::memcpy(&p, &handle, sizeof(p));
+    if (p.magic != IpcEventPayload::kMagic) return reject(__func__, "handle", cudaErrorInvalidResourceHandle);
+    auto e = r->open_event(p.pid, p.fd);
+    if (!e.is_ok()) return reject(__func__, e.status().message().c_str(), cudaErrorInvalidResourceHandle);
+    *event = reinterpret_cast<cudaEvent_t>(e.value());
     return cudaSuccess;
   });
 }

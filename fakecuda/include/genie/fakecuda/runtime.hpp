@@ -132,9 +132,19 @@ class Device {
   std::unordered_set<int> peers_;
 };
 
+/// Shared state of an interprocess event (cudaEventInterprocess), in a memfd mapping both processes
+/// see: the sequence number of the last record, of the last completed record, and its time.
+struct IpcEventBlock {
+  std::atomic<uint64_t> recorded{0};
+  std::atomic<uint64_t> completed{0};
+  std::atomic<int64_t> time_ns{0};
+};
+
 /// An emulated event.
 struct Event {
   std::mutex mu;
+  IpcEventBlock* ipc = nullptr;  ///< set for interprocess events (created or opened)
+  int ipc_fd = -1;               ///< memfd of `ipc` in the creating process
   unsigned flags = 0;
   int device = 0;
   bool recorded = false;
@@ -208,6 +218,9 @@ class Runtime {
   Status query_event(Event& e);
   Status synchronize_event(Event& e);
   Result<float> elapsed_ms(Event& start, Event& end);
+  /// Interprocess events: the (pid, fd) another process on this host opens, and opening it there.
+  Result<std::pair<int, int>> export_event(Event& e);
+  Result<Event*> open_event(int pid, int fd);
 
   // --- capture and graphs ---
   Status begin_capture(Stream& s, int mode);
@@ -243,6 +256,11 @@ class Runtime {
 
  private:
   Status wait_point(const sched::Dep& d);
+  Status make_ipc_event(Event& e);
+  Status record_ipc_event(Event& e, Stream& s);
+  Status query_ipc_event(Event& e);
+  Status synchronize_ipc_event(Event& e);
+  Status wait_ipc_event(Stream& s, Event& e);
   Status query_point(const sched::Dep& d);
 
   RuntimeOptions options_;

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: Apache-2.0
+// Driver API: modules, functions, kernel launches, occupancy, the JIT linker
+// and tensor maps.
+//
+// This is the path of torch's LazyNVRTC (jiterator kernels) and of Triton: a
+// loaded module is opaque bytes (cubin, fatbin or PTX; only PTX entry names are
+// checked), a function is a genie::fakecuda::Kernel named after it, and
+// cuLaunchKernel enqueues it exactly like cudaLaunchKernel does
+// (Runtime::launch_kernel: a timed stream op whose duration comes from the cost
+// model, keyed by the function name).
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "driver_common.hpp"
+
+namespace genie::fakecuda::drv {
+using detail::guard;
+using detail::reject;
+
+namespace {
+
+// cuLinkComplete's output starts with this tag; cuModuleLoadData accepts it as
+// an image of any function.
+constexpr char kLinkedImageTag[] = "GENIE-LINKED-IMAGE";
+// Fat binary magics (fatbinary_section.h: FATBINC_MAGIC wrapper; fatbin header
+// magic).
+constexpr uint32_t kFatbinWrapperMagic = 0x466243b1u;
+constexpr uint32_t kFatbinMagic = 0xba55ed50u;
+// What cudaFuncGetAttributes reports for every kernel (cudart_launch.cpp):
+// kernels do not run here.
+constexpr int kNumRegs = 32;
+// Tensor maps: limits documented for cuTensorMapEncodeTiled (CUDA Driver API,
+// Tensor Map Object Management).
+constexpr uint32_t kTensorMapMaxRank = 5;
+constexpr uint32_t kTensorMapMaxBoxDim = 256;
+constexpr uint32_t kTensorMapMaxElementStride = 8;
+constexpr uint64_t kTensorMapMaxGlobalDim = uint64_t{1} << 32;
+constexpr uint64_t kTensorMapMaxGlobalStride = uint64_t{1} << 40;
+constexpr uint32_t kTensorMapTag = 0x544d4150u;  // "TMAP", written into the opaque map
+
+struct Module;
+
+struct Function {
+  static constexpr uint32_t kMagic = 0x66756e63u;  // "func"
+  uint32_t magic = kMagic;
+  Kernel kernel;
+  Module* module = nullptr;
+  // Attributes a client may set (cuFuncSetAttribute); defaults are the
+  // driver's.
+  int max_dynamic_smem = 0;          ///< CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (default: 48 KiB)
+  int carveout = -1;                 ///< CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+  std::map<int, int> cluster_attrs;  ///< REQUIRED_CLUSTER_*, NON_PORTABLE_*, SCHEDULING_POLICY
+};
+
+struct Module {
+  static constexpr uint32_t kMagic = 0x6d6f646cu;  // "modl"
+  uint32_t magic = kMagic;
+  bool names_known = false;  ///< PTX image: only its .entry names resolve
+  std::set<std::string> entries;
+  std::map<std::string, Function*> functions;
+};
+
+struct LinkState {
+  static constexpr uint32_t kMagic = 0x6c696e6bu;  // "link"
+  uint32_t magic = kMagic;
+  std::vector<char> image;
+};
+
+/// Live modules, functions and link states. Unloaded modules' functions are
+/// kept (invalidated) so a racing launch never touches freed memory.
+struct Registry {
+  std::mutex mu;
+  std::unordered_set<Module*> modules;
+  std::unordered_set<Function*> functions;
+  std::unordered_set<LinkState*> links;
+  std::vector<std::unique_ptr<Function>> graveyard;
+};
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+/// Entry names of a PTX text (".entry name("), or false when `image` is not PTX
+/// text.
+bool ptx_entries(const char* image, std::set<std::string>* out) {
+  const char* p = image;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
+  if (*p != '/' && *p != '.') return false;  // PTX starts with comments or directives
+  for (const char* q = std::strstr(image, ".entry"); q != nullptr; q = std::strstr(q + 6, ".entry")) {
+    const char* n = q + 6;
+    if (*n != ' ' && *n != '\t') continue;
+    while (*n == ' ' || *n == '\t') ++n;
+    const char* e = n;
+    while (std::isalnum(static_cast<unsigned char>(*e)) || *e == '_' || *e == '$' || *e == '.') ++e;
+    if (e > n) out->emplace(n, e);
+  }
+  return true;
+}
+
+CUresult load(const char* fn, CUmodule* module, const void* image) {
+  if (module == nullptr || image == nullptr) return reject(fn, module ? "image" : "module");
+  GENIE_CU_RT(r);
+  GENIE_CU_CTX(c, r);
+  (void)c;
+  auto m = std::make_unique<Module>();
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  // Short-circuit on the first byte so a short PTX string is never read past
+  // its NUL.
+  bool elf = bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
+  uint32_t magic = 0;
+  if (!elf && (bytes[0] == (kFatbinMagic & 0xffu) || bytes[0] == (kFatbinWrapperMagic & 0xffu)))
+    std::memcpy(&magic, bytes, sizeof(magic));
+  bool linked = std::strncmp(static_cast<const char*>(image), kLinkedImageTag, sizeof(kLinkedImageTag) - 1) == 0;
+  if (!elf && !linked && magic != kFatbinMagic && magic != kFatbinWrapperMagic) {
+    if (!ptx_entries(static_cast<const char*>(image), &m->entries))
+      return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
+    m->names_known = true;
+  }
+  Registry& reg = registry();
+  std::lock_guard lk(reg.mu);
+  Module* raw = m.release();
+  reg.modules.insert(raw);
+  *module = reinterpret_cast<CUmodule>(raw);
+  return CUDA_SUCCESS;
+}
+
+/// The live Function behind `f`, or nullptr. Caller holds registry().mu.
+Function* function_locked(CUfunction f) {
+  auto* p = reinterpret_cast<Function*>(f);
+  return registry().functions.count(p) ? p : nullptr;
+}
+
+int default_max_dynamic_smem(const DeviceSpec& spec) { return spec.shared_mem_per_block; }
+
+CUresult launch(const char* fn, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                unsigned bz, unsigned smem, CUstream h, void** params, void** extra, bool ptds) {
+  GENIE_CU_RT(r);
+  GENIE_CU_STREAM(s, r, h, ptds);
+  if (params != nullptr && extra != nullptr) return reject(fn, "kernelParams and extra");
+  Kernel k;
+  int max_smem = 0;
+  {
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    Function* func = function_locked(f);
+    if (func == nullptr) return reject(fn, "f", CUDA_ERROR_INVALID_HANDLE);
+    k = func->kernel;
+    max_smem = func->max_dynamic_smem;
+  }
+  if (static_cast<int64_t>(smem) > max_smem) return reject(fn, "sharedMemBytes (above the function's maximum)");
+  KernelShape shape;
+  shape.grid[0] = gx, shape.grid[1] = gy, shape.grid[2] = gz;
+  shape.block[0] = bx, shape.block[1] = by, shape.block[2] = bz;
+  shape.shared_mem = smem;
+  Status st = r->launch_kernel(k, shape, *s);
+  return st.is_ok() ? CUDA_SUCCESS : reject(fn, st.message().c_str(), detail::to_cu(st));
+}
+
+size_t tensor_element_bytes(CUtensorMapDataType t) {
+  switch (t) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+      return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+      return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+      return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_INT64:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+      return 8;
+    default:
+      return 0;  // packed sub-byte types: no per-element size
+  }
+}
+
+}  // namespace
+
+// --- modules
+// --------------------------------------------------------------------------------------------
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  return guard(__func__, [&](const char* fn) { return load(fn, module, image); });
+}
+
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options,
+                            void** optionValues) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (numOptions > 0 && (options == nullptr || optionValues == nullptr)) return reject(fn, "options");
+    return load(fn, module, image);
+  });
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return guard(__func__, [&](const char* fn) { return load(fn, module, fatCubin); });
+}
+
+CUresult cuModuleUnload(CUmodule hmod) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    auto* m = reinterpret_cast<Module*>(hmod);
+    if (!reg.modules.count(m)) return reject(fn, "hmod");
+    for (auto& [name, f] : m->functions) {
+      reg.functions.erase(f);
+      f->magic = 0;
+      reg.graveyard.emplace_back(f);
+    }
+    reg.modules.erase(m);
+    delete m;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (hfunc == nullptr || name == nullptr) return reject(fn, hfunc ? "name" : "hfunc");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    auto* m = reinterpret_cast<Module*>(hmod);
+    if (!reg.modules.count(m)) return reject(fn, "hmod", CUDA_ERROR_INVALID_HANDLE);
+    auto it = m->functions.find(name);
+    if (it == m->functions.end()) {
+      if (m->names_known && !m->entries.count(name)) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
+      auto* f = new Function();
+      f->kernel.name = name;
+      f->module = m;
+      f->max_dynamic_smem = default_max_dynamic_smem(r->device(c->device).spec());
+      it = m->functions.emplace(name, f).first;
+      reg.functions.insert(f);
+    }
+    *hfunc = reinterpret_cast<CUfunction>(it->second);
+    return CUDA_SUCCESS;
+  });
+}
+
+// --- function attributes and occupancy
+// --------------------------------------------------------------------
+CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (pi == nullptr) return reject(fn, "pi");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    const DeviceSpec& spec = r->device(c->device).spec();
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    Function* f = function_locked(hfunc);
+    if (f == nullptr) return reject(fn, "hfunc", CUDA_ERROR_INVALID_HANDLE);
+    switch (attrib) {
+      case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *pi = spec.max_threads_per_block;
+        break;
+      case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+      case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+      case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+      case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+        *pi = 0;
+        break;
+      case CU_FUNC_ATTRIBUTE_NUM_REGS:
+        *pi = kNumRegs;
+        break;
+      case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+      case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+        *pi = spec.cc_major * 10 + spec.cc_minor;
+        break;
+      case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *pi = f->max_dynamic_smem;
+        break;
+      case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        *pi = f->carveout;
+        break;
+      case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+      case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+      case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+      case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: {
+        auto it = f->cluster_attrs.find(attrib);
+        *pi = it == f->cluster_attrs.end() ? 0 : it->second;
+        break;
+      }
+      default:
+        return reject(fn, "attrib");
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    const DeviceSpec& spec = r->device(c->device).spec();
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    Function* f = function_locked(hfunc);
+    if (f == nullptr) return reject(fn, "hfunc", CUDA_ERROR_INVALID_HANDLE);
+    switch (attrib) {
+      case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || value > std::max(spec.shared_mem_per_block_optin, spec.shared_mem_per_block))
+          return reject(fn, "value");
+        f->max_dynamic_smem = value;
+        return CUDA_SUCCESS;
+      case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100) return reject(fn, "value");
+        f->carveout = value;
+        return CUDA_SUCCESS;
+      case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+      case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+      case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+      case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        if (value < 0) return reject(fn, "value");
+        f->cluster_attrs[attrib] = value;
+        return CUDA_SUCCESS;
+      default:
+        return reject(fn, "attrib (not settable)");
+    }
+  });
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return reject(fn, "config");
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    return function_locked(hfunc) ? CUDA_SUCCESS : reject(fn, "hfunc", CUDA_ERROR_INVALID_HANDLE);
+  });
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (numBlocks == nullptr || blockSize <= 0) return reject(fn, numBlocks ? "blockSize" : "numBlocks");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return reject(fn, "flags");
+    {
+      Registry& reg = registry();
+      std::lock_guard lk(reg.mu);
+      if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
+    }
+    // The formula of cudaOccupancyMaxActiveBlocksPerMultiprocessor
+    // (cudart_launch.cpp).
+    const DeviceSpec& spec = r->device(c->device).spec();
+    if (blockSize > spec.max_threads_per_block) {
+      *numBlocks = 0;
+      return CUDA_SUCCESS;
+    }
+    int by_threads = spec.max_threads_per_sm / blockSize;
+    int by_smem =
+        dynamicSMemSize == 0 ? spec.max_blocks_per_sm : static_cast<int>(spec.shared_mem_per_sm / dynamicSMemSize);
+    *numBlocks = std::max(0, std::min({by_threads, by_smem, spec.max_blocks_per_sm}));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize) {
+  return drv::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+
+// --- launches
+// -------------------------------------------------------------------------------------------
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                        unsigned int by, unsigned int bz, unsigned int smem, CUstream h, void** params, void** extra) {
+  return guard(__func__,
+               [&](const char* fn) { return launch(fn, f, gx, gy, gz, bx, by, bz, smem, h, params, extra, false); });
+}
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                             unsigned int by, unsigned int bz, unsigned int smem, CUstream h, void** params,
+                             void** extra) {
+  return guard(__func__,
+               [&](const char* fn) { return launch(fn, f, gx, gy, gz, bx, by, bz, smem, h, params, extra, true); });
+}
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                   unsigned int by, unsigned int bz, unsigned int smem, CUstream h, void** params) {
+  return guard(__func__,
+               [&](const char* fn) { return launch(fn, f, gx, gy, gz, bx, by, bz, smem, h, params, nullptr, false); });
+}
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                        unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+                                        CUstream h, void** params) {
+  return guard(__func__,
+               [&](const char* fn) { return launch(fn, f, gx, gy, gz, bx, by, bz, smem, h, params, nullptr, true); });
+}
+
+// --- JIT linker: concatenates its inputs behind a tag cuModuleLoadData
+// recognises -----------------------
+CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (stateOut == nullptr) return reject(fn, "stateOut");
+    if (numOptions > 0 && (options == nullptr || optionValues == nullptr)) return reject(fn, "options");
+    GENIE_CU_RT(r);
+    auto* s = new LinkState();
+    s->image.assign(kLinkedImageTag,
+                    kLinkedImageTag + sizeof(kLinkedImageTag));  // tag and its NUL
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    reg.links.insert(s);
+    *stateOut = reinterpret_cast<CUlinkState>(s);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                          unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    (void)name;
+    if (data == nullptr || size == 0) return reject(fn, data ? "size" : "data");
+    if (static_cast<int>(type) < 0 || type >= CU_JIT_NUM_INPUT_TYPES) return reject(fn, "type");
+    if (numOptions > 0 && (options == nullptr || optionValues == nullptr)) return reject(fn, "options");
+    GENIE_CU_RT(r);
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    auto* s = reinterpret_cast<LinkState*>(state);
+    if (!reg.links.count(s)) return reject(fn, "state", CUDA_ERROR_INVALID_HANDLE);
+    const char* p = static_cast<const char*>(data);
+    s->image.insert(s->image.end(), p, p + size);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (cubinOut == nullptr || sizeOut == nullptr) return reject(fn, cubinOut ? "sizeOut" : "cubinOut");
+    GENIE_CU_RT(r);
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    auto* s = reinterpret_cast<LinkState*>(state);
+    if (!reg.links.count(s)) return reject(fn, "state", CUDA_ERROR_INVALID_HANDLE);
+    if (s->image.size() == sizeof(kLinkedImageTag)) return reject(fn, "state (no input was added)");
+    *cubinOut = s->image.data();  // owned by the state until cuLinkDestroy
+    *sizeOut = s->image.size();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuLinkDestroy(CUlinkState state) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    auto* s = reinterpret_cast<LinkState*>(state);
+    if (!reg.links.count(s)) return reject(fn, "state", CUDA_ERROR_INVALID_HANDLE);
+    reg.links.erase(s);
+    delete s;
+    return CUDA_SUCCESS;
+  });
+}
+
+// --- tensor maps
+// ----------------------------------------------------------------------------------------
+CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+                                void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides,
+                                const cuuint32_t* boxDim, const cuuint32_t* elementStrides,
+                                CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (tensorMap == nullptr) return reject(fn, "tensorMap");
+    if (globalDim == nullptr || boxDim == nullptr || elementStrides == nullptr)
+      return reject(fn, "globalDim/boxDim/elementStrides");
+    GENIE_CU_RT(r);
+    if (static_cast<int>(tensorDataType) < 0 || tensorDataType > CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B)
+      return reject(fn, "tensorDataType");
+    if (interleave < CU_TENSOR_MAP_INTERLEAVE_NONE || interleave > CU_TENSOR_MAP_INTERLEAVE_32B)
+      return reject(fn, "interleave");
+    if (tensorRank == 0 || tensorRank > kTensorMapMaxRank ||
+        (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE && tensorRank < 3))
+      return reject(fn, "tensorRank");
+    if (tensorRank > 1 && globalStrides == nullptr) return reject(fn, "globalStrides");
+    uint64_t align = interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
+    auto addr = reinterpret_cast<uintptr_t>(globalAddress);
+    if (addr == 0 || addr % align != 0) return reject(fn, "globalAddress (alignment)");
+    for (cuuint32_t i = 0; i < tensorRank; ++i) {
+      if (globalDim[i] == 0 || globalDim[i] > kTensorMapMaxGlobalDim) return reject(fn, "globalDim");
+      if (boxDim[i] == 0 || boxDim[i] > kTensorMapMaxBoxDim) return reject(fn, "boxDim");
+      if (elementStrides[i] == 0 || elementStrides[i] > kTensorMapMaxElementStride) return reject(fn, "elementStrides");
+    }
+    for (cuuint32_t i = 0; i + 1 < tensorRank; ++i)
+      if (globalStrides[i] % align != 0 || globalStrides[i] >= kTensorMapMaxGlobalStride)
+        return reject(fn, "globalStrides");
+    size_t elem = tensor_element_bytes(tensorDataType);
+    if (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE && elem != 0) {
+      uint64_t inner = uint64_t{boxDim[0]} * elem;
+      if (inner % 16 != 0) return reject(fn, "boxDim[0] (inner box not a multiple of 16 bytes)");
+      uint64_t span = swizzle == CU_TENSOR_MAP_SWIZZLE_32B    ? 32
+                      : swizzle == CU_TENSOR_MAP_SWIZZLE_64B  ? 64
+                      : swizzle == CU_TENSOR_MAP_SWIZZLE_128B ? 128
+                                                              : 0;
+      if (span != 0 && inner > span) return reject(fn, "boxDim[0] (inner box wider than the swizzle span)");
+    }
+    // The 128-byte map is opaque to clients (the device reads it); an encoding
+    // of the arguments is enough.
+    unsigned char* out = reinterpret_cast<unsigned char*>(tensorMap);
+    std::memset(out, 0, sizeof(CUtensorMap));
+    std::memcpy(out, &addr, 8);
+    for (cuuint32_t i = 0; i < tensorRank; ++i) {
+      std::memcpy(out + 8 + 8 * i, &globalDim[i], 8);
+      uint16_t b = static_cast<uint16_t>(boxDim[i]);
+      std::memcpy(out + 80 + 2 * i, &b, 2);
+      out[90 + i] = static_cast<unsigned char>(elementStrides[i]);
+    }
+    for (cuuint32_t i = 0; i + 1 < tensorRank; ++i) std::memcpy(out + 48 + 8 * i, &globalStrides[i], 8);
+    unsigned char enums[6] = {static_cast<unsigned char>(tensorDataType), static_cast<unsigned char>(tensorRank),
+                              static_cast<unsigned char>(interleave),     static_cast<unsigned char>(swizzle),
+                              static_cast<unsigned char>(l2Promotion),    static_cast<unsigned char>(oobFill)};
+    std::memcpy(out + 95, enums, sizeof(enums));
+    std::memcpy(out + 104, &kTensorMapTag, sizeof(kTensorMapTag));
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // namespace genie::fakecuda::drv

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the emulated runtime at the C++ level: memory capacity, stream semantics, events, graphs.
+#include "genie/fakecuda/graph.hpp"
+#include "genie/fakecuda/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace genie::fakecuda {
+namespace {
+
+RuntimeOptions test_options(int devices = 2) {
+  RuntimeOptions o;
+  o.spec = load_device_spec("h200").value();
+  o.device_count = devices;
+  // Sampling thread CPU time rarely keeps these tests independent of machine speed: host time then
+  // advances only by modelled API costs and waits.
+  o.clock = {sched::ClockMode::kVirtual, SimTime::ms(100000)};
+  o.api_overhead = SimTime::ns(500);
+  return o;
+}
+
+TEST(RuntimeMemory, CapacityIsEnforcedAndReleased) {
+  Runtime rt(test_options(1));
+  uint64_t cap = rt.device(0).spec().memory_bytes;
+  auto big = rt.device_alloc(0, cap - (1 << 20));
+  ASSERT_TRUE(big.is_ok()) << big.status().to_string();
+  auto too_much = rt.device_alloc(0, 2 << 20);
+  ASSERT_FALSE(too_much.is_ok());
+  EXPECT_EQ(too_much.status().code(), Errc::kOutOfMemory);
+  ASSERT_TRUE(rt.free_memory(big.value(), false).is_ok());
+  EXPECT_EQ(rt.device(0).used_bytes(), 0u);
+  EXPECT_TRUE(rt.device_alloc(0, 2 << 20).is_ok());
+}
+
+TEST(RuntimeMemory, DoubleFreeAndForeignPointersAreRejected) {
+  Runtime rt(test_options(1));
+  void* p = rt.device_alloc(0, 4096).value();
+  EXPECT_TRUE(rt.free_memory(p, false).is_ok());
+  EXPECT_FALSE(rt.free_memory(p, false).is_ok());
+  int local = 0;
+  EXPECT_FALSE(rt.free_memory(&local, false).is_ok());
+  void* h = rt.host_alloc(4096, 0).value();
+  EXPECT_FALSE(rt.free_memory(h, false).is_ok());  // pinned host memory is freed with cudaFreeHost
+  EXPECT_TRUE(rt.free_memory(h, true).is_ok());
+}
+
+TEST(RuntimeMemory, CopiesMoveBytesAndRejectBadRanges) {
+  Runtime rt(test_options(1));
+  Stream& s = rt.device(0).legacy_stream();
+  char* d = static_cast<char*>(rt.device_alloc(0, 1024).value());
+  std::vector<char> src(1024), dst(1024, 0);
+  for (int i = 0; i < 1024; ++i) src[i] = static_cast<char>(i * 7);
+  ASSERT_TRUE(rt.copy_async(d, src.data(), 1024, s, 1).is_ok());
+  ASSERT_TRUE(rt.memset_async(d + 1000, 0x5a, 24, s).is_ok());
+  ASSERT_TRUE(rt.copy_async(dst.data(), d, 1024, s, 2).is_ok());
+  ASSERT_TRUE(rt.synchronize(s).is_ok());
+  EXPECT_EQ(std::memcmp(dst.data(), src.data(), 1000), 0);
+  EXPECT_EQ(dst[1010], 0x5a);
+  // Overrunning a device allocation, or a device-side pointer that is not device memory: invalid.
+  EXPECT_FALSE(rt.copy_async(d + 512, src.data(), 1024, s, 1).is_ok());
+  EXPECT_FALSE(rt.copy_async(src.data(), dst.data(), 16, s, 3).is_ok());
+  // A host pointer that is not mapped at all does not crash: it is an invalid argument.
+  EXPECT_FALSE(rt.copy_async(d, reinterpret_cast<void*>(0x10), 16, s, 4).is_ok());
+}
+
+TEST(RuntimeStreams, EventElapsedTimeEqualsModelledDurationsExactly) {
+  // System: one stream kept busy by a first copy, then event A, a D2D copy of 64 MiB, event B.
+  // Expectation: elapsed(A, B) equals the cost model's duration of that copy, to the nanosecond's
+  // float rounding, because every op starts when the previous one ends.
+  Runtime rt(test_options(1));
+  Stream* s = rt.create_stream(0, 0, 0);
+  size_t n = 64 << 20;
+  char* a = static_cast<char*>(rt.device_alloc(0, n).value());
+  char* b = static_cast<char*>(rt.device_alloc(0, n).value());
+  ASSERT_TRUE(rt.copy_async(b, a, n, *s, 3).is_ok());  // backlog
+  Event* e0 = rt.create_event(0);
+  Event* e1 = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*e0, *s).is_ok());
+  ASSERT_TRUE(rt.copy_async(a, b, n, *s, 3).is_ok());
+  ASSERT_TRUE(rt.record_event(*e1, *s).is_ok());
+  EXPECT_EQ(rt.query_event(*e1).code(), Errc::kNotReady);  // host time is behind the copies
+  ASSERT_TRUE(rt.synchronize_event(*e1).is_ok());
+  auto ms = rt.elapsed_ms(*e0, *e1);
+  ASSERT_TRUE(ms.is_ok());
+  double expected_ms = rt.cost_model().copy(CopyKind::kDeviceToDevice, n, true).to_ms();
+  EXPECT_NEAR(ms.value(), expected_ms, expected_ms * 1e-6);
+}
+
+TEST(RuntimeStreams, LegacyStreamWaitsForBlockingStreamsButNotNonBlocking) {
+  // System: a blocking stream and a non-blocking stream each run a copy; then a zero-length
+  // event is recorded on the legacy stream. Expectation: the legacy op completes after the blocking
+  // stream's copy; the non-blocking stream's copy may still be running.
+  Runtime rt(test_options(1));
+  Stream* blocking = rt.create_stream(0, 0, 0);
+  Stream* nonblocking = rt.create_stream(0, kStreamNonBlocking, 0);
+  size_t n = 64 << 20;
+  char* a = static_cast<char*>(rt.device_alloc(0, n).value());
+  char* b = static_cast<char*>(rt.device_alloc(0, n).value());
+  ASSERT_TRUE(rt.copy_async(b, a, n / 4, *blocking, 3).is_ok());
+  ASSERT_TRUE(rt.copy_async(b + n / 2, a + n / 2, n / 2, *nonblocking, 3).is_ok());
+  Event* legacy_done = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*legacy_done, rt.device(0).legacy_stream()).is_ok());
+  Event* blocking_done = rt.create_event(0);
+  Event* nonblocking_done = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*blocking_done, *blocking).is_ok());
+  ASSERT_TRUE(rt.record_event(*nonblocking_done, *nonblocking).is_ok());
+  SimTime legacy = legacy_done->point.time();
+  EXPECT_GE(legacy, blocking_done->point.time() - SimTime::us(1));
+  EXPECT_LT(legacy, nonblocking_done->point.time());
+  // And a blocking stream waits for earlier legacy work: a copy on the legacy stream, then an event on
+  // the blocking stream.
+  ASSERT_TRUE(rt.copy_async(b, a, n, rt.device(0).legacy_stream(), 3).is_ok());
+  Event* after = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*after, *blocking).is_ok());
+  EXPECT_GE(after->point.time(), rt.device(0).legacy_stream().lane().tail().time());
+}
+
+TEST(RuntimeStreams, StreamWaitEventOrdersAcrossStreams) {
+  Runtime rt(test_options(1));
+  Stream* s1 = rt.create_stream(0, kStreamNonBlocking, 0);
+  Stream* s2 = rt.create_stream(0, kStreamNonBlocking, 0);
+  size_t n = 256 << 20;
+  char* a = static_cast<char*>(rt.device_alloc(0, n).value());
+  char* b = static_cast<char*>(rt.device_alloc(0, n).value());
+  ASSERT_TRUE(rt.copy_async(b, a, n, *s1, 3).is_ok());
+  Event* e = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*e, *s1).is_ok());
+  ASSERT_TRUE(rt.wait_event(*s2, *e).is_ok());
+  Event* e2 = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*e2, *s2).is_ok());
+  EXPECT_GE(e2->point.time(), e->point.time());
+}
+
+TEST(RuntimeStreams, PerThreadDefaultStreamsAreDistinctPerThread) {
+  Runtime rt(test_options(1));
+  Stream* mine = rt.resolve_stream(reinterpret_cast<void*>(2), false);
+  Stream* other = nullptr;
+  std::thread([&] { other = rt.resolve_stream(nullptr, true); }).join();
+  ASSERT_NE(mine, nullptr);
+  EXPECT_NE(mine, other);
+  EXPECT_EQ(rt.resolve_stream(nullptr, false), &rt.device(0).legacy_stream());
+  EXPECT_EQ(rt.resolve_stream(reinterpret_cast<void*>(0x1234), false), nullptr);
+}
+
+TEST(RuntimeGraphs, CaptureRecordsWithoutExecutingAndReplayRepeatsTheCopies) {
+  Runtime rt(test_options(1));
+  Stream* s = rt.create_stream(0, kStreamNonBlocking, 0);
+  char* d = static_cast<char*>(rt.device_alloc(0, 64).value());
+  std::vector<char> src(64, 'x'), dst(64, 0);
+  ASSERT_TRUE(rt.begin_capture(*s, 0).is_ok());
+  ASSERT_TRUE(rt.copy_async(d, src.data(), 64, *s, 1).is_ok());
+  ASSERT_TRUE(rt.copy_async(dst.data(), d, 64, *s, 2).is_ok());
+  EXPECT_EQ(dst[0], 0);  // captured, not executed
+  EXPECT_FALSE(rt.synchronize(*s).is_ok());  // synchronising a capturing stream is an error
+  auto g = rt.end_capture(*s);
+  ASSERT_TRUE(g.is_ok());
+  auto exec = rt.instantiate(*g.value());
+  ASSERT_TRUE(exec.is_ok());
+  for (char v : {'a', 'b'}) {
+    std::fill(src.begin(), src.end(), v);
+    ASSERT_TRUE(rt.launch_graph(*exec.value(), *s).is_ok());
+    ASSERT_TRUE(rt.synchronize(*s).is_ok());
+    EXPECT_EQ(dst[63], v);
+  }
+}
+
+TEST(RuntimeGraphs, ForkJoinCaptureRunsBranchesConcurrently) {
+  // System: captured on s1: event fork; s2 waits fork, copies X (10 ms-class); s1 copies Y (same size);
+  // event join on s2; s1 waits join. Expectation: the replay takes one copy's time, not two.
+  Runtime rt(test_options(1));
+  Stream* s1 = rt.create_stream(0, kStreamNonBlocking, 0);
+  Stream* s2 = rt.create_stream(0, kStreamNonBlocking, 0);
+  size_t n = 32 << 20;
+  char* a = static_cast<char*>(rt.device_alloc(0, 2 * n).value());
+  char* b = static_cast<char*>(rt.device_alloc(0, 2 * n).value());
+  Event* fork = rt.create_event(0);
+  Event* join = rt.create_event(0);
+  ASSERT_TRUE(rt.begin_capture(*s1, 0).is_ok());
+  ASSERT_TRUE(rt.record_event(*fork, *s1).is_ok());
+  ASSERT_TRUE(rt.wait_event(*s2, *fork).is_ok());
+  ASSERT_TRUE(rt.copy_async(b, a, n, *s2, 3).is_ok());
+  ASSERT_TRUE(rt.copy_async(b + n, a + n, n, *s1, 3).is_ok());
+  ASSERT_TRUE(rt.record_event(*join, *s2).is_ok());
+  ASSERT_TRUE(rt.wait_event(*s1, *join).is_ok());
+  auto g = rt.end_capture(*s1);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(g.value()->nodes.size(), 2u);
+  EXPECT_FALSE(rt.is_capturing(*s2));
+  Graph* exec = rt.instantiate(*g.value()).value();
+  Event* e0 = rt.create_event(0);
+  Event* e1 = rt.create_event(0);
+  ASSERT_TRUE(rt.copy_async(a, b, n, *s1, 3).is_ok());  // backlog: the replay starts when this ends
+  ASSERT_TRUE(rt.record_event(*e0, *s1).is_ok());
+  ASSERT_TRUE(rt.launch_graph(*exec, *s1).is_ok());
+  ASSERT_TRUE(rt.record_event(*e1, *s1).is_ok());
+  ASSERT_TRUE(rt.synchronize_event(*e1).is_ok());
+  double one_copy_ms = rt.cost_model().copy(CopyKind::kDeviceToDevice, n, true).to_ms();
+  EXPECT_NEAR(rt.elapsed_ms(*e0, *e1).value(), one_copy_ms, one_copy_ms * 1e-3);
+}
+
+TEST(RuntimeKernels, LaunchUsesCostModelAndRejectsBadShapes) {
+  Runtime rt(test_options(1));
+  Stream* s = rt.create_stream(0, kStreamNonBlocking, 0);
+  Kernel k;
+  k.name = "_Z6kernelPf";
+  KernelShape shape;
+  shape.grid[0] = 1 << 20;
+  shape.block[0] = 256;
+  Event* e0 = rt.create_event(0);
+  Event* e1 = rt.create_event(0);
+  // Backlog so the launch starts exactly when the previous op ends.
+  char* a = static_cast<char*>(rt.device_alloc(0, 1 << 26).value());
+  ASSERT_TRUE(rt.copy_async(a + (1 << 25), a, 1 << 25, *s, 3).is_ok());
+  ASSERT_TRUE(rt.record_event(*e0, *s).is_ok());
+  ASSERT_TRUE(rt.launch_kernel(k, shape, *s).is_ok());
+  ASSERT_TRUE(rt.record_event(*e1, *s).is_ok());
+  ASSERT_TRUE(rt.synchronize_event(*e1).is_ok());
+  EXPECT_NEAR(rt.elapsed_ms(*e0, *e1).value(), rt.cost_model().kernel(k.name, shape).to_ms(), 1e-6);
+  KernelShape bad = shape;
+  bad.block[0] = 2048;
+  EXPECT_FALSE(rt.launch_kernel(k, bad, *s).is_ok());
+  bad = shape;
+  bad.grid[1] = 0;
+  EXPECT_FALSE(rt.launch_kernel(k, bad, *s).is_ok());
+}
+
+}  // namespace
+}  // namespace genie::fakecuda

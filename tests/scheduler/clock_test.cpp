@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the host clock: virtual time advances by charged overheads and jumps on waits.
+#include "genie/sched/clock.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace genie::sched {
+namespace {
+
+TEST(Clock, VirtualTimeAdvancesByOverheadAndWaits) {
+  Clock c({ClockMode::kVirtual, SimTime::ms(1000)});  // sampling interval long: CPU time not charged here
+  SimTime t0 = c.now();
+  SimTime t1 = c.api_call(SimTime::us(5));
+  EXPECT_EQ(t1 - t0, SimTime::us(5));
+  c.wait_until(t1 + SimTime::ms(3));
+  EXPECT_EQ(c.now(), t1 + SimTime::ms(3));
+  c.wait_until(t1);  // waiting for the past does not move time back
+  EXPECT_EQ(c.now(), t1 + SimTime::ms(3));
+}
+
+TEST(Clock, VirtualTimeChargesThreadCpuTimeNotWallTime) {
+  Clock c({ClockMode::kVirtual, SimTime::zero()});  // sample on every call
+  SimTime t0 = c.now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // sleeping uses no CPU
+  SimTime t1 = c.now();
+  EXPECT_LT((t1 - t0).count_ns(), SimTime::ms(5).count_ns());
+  volatile double x = 0;
+  for (int i = 0; i < 20000000; ++i) x = x + i * 0.5;  // burn CPU
+  SimTime t2 = c.now();
+  EXPECT_GT((t2 - t1).count_ns(), SimTime::ms(1).count_ns());
+}
+
+TEST(Clock, NewThreadStartsAtLargestHostTime) {
+  Clock c({ClockMode::kVirtual, SimTime::ms(1000)});
+  c.wait_until(SimTime::ms(7));
+  SimTime seen;
+  std::thread([&] { seen = c.now(); }).join();
+  EXPECT_GE(seen, SimTime::ms(7));
+}
+
+TEST(Clock, RealtimeFollowsWallClock) {
+  Clock c({ClockMode::kRealtime});
+  SimTime t0 = c.now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GE((c.now() - t0).count_ns(), SimTime::ms(19).count_ns());
+}
+
+TEST(Clock, ParsesModes) {
+  ClockMode m;
+  EXPECT_TRUE(parse_clock_mode("realtime", &m));
+  EXPECT_EQ(m, ClockMode::kRealtime);
+  EXPECT_FALSE(parse_clock_mode("fast", &m));
+}
+
+}  // namespace
+}  // namespace genie::sched

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of Lane/Timeline: stream order, cross-lane dependencies, blocking ops, realtime sleeping.
+#include "genie/sched/timeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace genie::sched {
+namespace {
+
+ClockOptions virtual_clock() { return {ClockMode::kVirtual, SimTime::ms(100000)}; }
+
+OpSpec timed(SimTime d) {
+  OpSpec s;
+  s.duration = d;
+  return s;
+}
+
+TEST(Lane, OpsRunBackToBackInStreamOrder) {
+  // System: ops of 10 us, 20 us, 5 us submitted at host time 0 on one lane.
+  // Expectation: they end at 10, 30, 35 us (each starts when the previous ends).
+  Timeline tl(virtual_clock());
+  Lane lane(tl);
+  Dep a = lane.submit(timed(SimTime::us(10)), SimTime::zero());
+  Dep b = lane.submit(timed(SimTime::us(20)), SimTime::zero());
+  Dep c = lane.submit(timed(SimTime::us(5)), SimTime::zero());
+  ASSERT_TRUE(a.resolved() && b.resolved() && c.resolved());
+  EXPECT_EQ(a.time(), SimTime::us(10));
+  EXPECT_EQ(b.time(), SimTime::us(30));
+  EXPECT_EQ(c.time(), SimTime::us(35));
+}
+
+TEST(Lane, IdleLaneStartsAtHostTime) {
+  // An op submitted at host time 100 us on an idle lane starts at 100 us, not at the lane's last end.
+  Timeline tl(virtual_clock());
+  Lane lane(tl);
+  lane.submit(timed(SimTime::us(10)), SimTime::zero());
+  Dep d = lane.submit(timed(SimTime::us(1)), SimTime::us(100));
+  EXPECT_EQ(d.time(), SimTime::us(101));
+}
+
+TEST(Lane, DependencyOnAnotherLaneDelaysStart) {
+  // Lane A: 50 us op. Lane B: a 5 us op that depends on A's op. Expectation: B's op ends at 55 us.
+  Timeline tl(virtual_clock());
+  Lane a(tl), b(tl);
+  Dep da = a.submit(timed(SimTime::us(50)), SimTime::zero());
+  OpSpec s = timed(SimTime::us(5));
+  s.deps.push_back(da);
+  EXPECT_EQ(b.submit(std::move(s), SimTime::zero()).time(), SimTime::us(55));
+}
+
+TEST(Lane, BlockingOpQueuesLaterWorkUntilResolved) {
+  // A `run` op resolved by another thread (as a collective is by its peers): later ops queue behind it,
+  // the lane is not drained until it resolves, and times chain from its end (1 ms).
+  Timeline tl(virtual_clock());
+  Lane lane(tl);
+  std::atomic<bool> release{false};
+  OpSpec coll;
+  coll.may_run_inline = false;
+  coll.run = [&](SimTime ready) -> Result<SimTime> {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return ready + SimTime::ms(1);
+  };
+  lane.submit(std::move(coll), SimTime::zero());
+  Dep after = lane.submit(timed(SimTime::us(10)), SimTime::zero());
+  EXPECT_FALSE(after.resolved());
+  EXPECT_FALSE(lane.wait_drained_for(std::chrono::milliseconds(20)));
+  release = true;
+  auto end = lane.synchronize();
+  ASSERT_TRUE(end.is_ok());
+  EXPECT_EQ(end.value(), SimTime::ms(1) + SimTime::us(10));
+  EXPECT_TRUE(lane.complete_by(SimTime::ms(2)));
+  EXPECT_FALSE(lane.complete_by(SimTime::ms(1)));
+}
+
+TEST(Lane, ActionsRunInStreamOrderEvenWhenQueued) {
+  Timeline tl(virtual_clock());
+  Lane lane(tl);
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  OpSpec gate;
+  gate.may_run_inline = false;
+  gate.action = [&] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    order.push_back(1);
+  };
+  lane.submit(std::move(gate), SimTime::zero());
+  OpSpec second;
+  second.action = [&] { order.push_back(2); };
+  lane.submit(std::move(second), SimTime::zero());
+  release = true;
+  ASSERT_TRUE(lane.synchronize().is_ok());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
+TEST(Lane, ErrorOfARunOpIsReportedBySynchronize) {
+  Timeline tl(virtual_clock());
+  Lane lane(tl);
+  OpSpec bad;
+  bad.run = [](SimTime) -> Result<SimTime> { return Status(Errc::kRemote, "peer died"); };
+  Dep d = lane.submit(std::move(bad), SimTime::zero());
+  EXPECT_EQ(d.status().code(), Errc::kRemote);
+  auto r = lane.synchronize();
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().message(), "peer died");
+}
+
+TEST(Lane, RealtimeOpsSleepForTheirDuration) {
+  // Realtime: three 10 ms ops take at least 30 ms of wall time (tolerance: scheduling can only add).
+  Timeline tl({ClockMode::kRealtime});
+  Lane lane(tl);
+  SimTime t0 = tl.clock().now();
+  for (int i = 0; i < 3; ++i) lane.submit(timed(SimTime::ms(10)), tl.clock().now());
+  auto end = lane.synchronize();
+  ASSERT_TRUE(end.is_ok());
+  SimTime wall = tl.clock().now() - t0;
+  EXPECT_GE(wall.count_ns(), SimTime::ms(30).count_ns());
+  EXPECT_LT(wall.count_ns(), SimTime::ms(300).count_ns());
+}
+
+TEST(Lane, DestroyingALaneLetsQueuedWorkFinish) {
+  Timeline tl(virtual_clock());
+  std::atomic<bool> ran{false};
+  Dep d;
+  {
+    Lane lane(tl);
+    OpSpec s;
+    s.may_run_inline = false;
+    s.action = [&] { ran = true; };
+    d = lane.submit(std::move(s), SimTime::zero());
+  }
+  ASSERT_TRUE(tl.wait(d).is_ok());
+  EXPECT_TRUE(ran);
+}
+
+}  // namespace
+}  // namespace genie::sched
