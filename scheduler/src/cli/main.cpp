@@ -3,12 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/sim_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Genie: run GPU programs that communicate through NCCL on machines without GPUs."};
   app.require_subcommand(1);
   int exit_code = 0;
   genie::sched::register_env_command(app, &exit_code);
+  genie::sched::register_sim_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

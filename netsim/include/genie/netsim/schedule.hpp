@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Schedule: a collective expanded into a DAG of transfers and local ops; shared by netsim, the NCCL shim
+// and the real-fabric transport.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "genie/common/config.hpp"
+#include "genie/common/status.hpp"
+
+namespace genie::netsim {
+
+class Topology;
+
+/// The NCCL collectives (plus point-to-point as kSendRecv), named as nccl-tests binaries.
+enum class Collective {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kGather,
+  kScatter,
+  kSendRecv
+};
+/// NCCL's algorithms plus ASTRA-sim's halving-doubling and direct, for comparison.
+enum class Algorithm { kRing, kTree, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree, kPat, kDirect, kHalvingDoubling };
+/// NCCL's protocols: LL (8-byte flag per 8 bytes), LL128 (8 of every 128 bytes), Simple (bulk + fences).
+enum class Protocol { kLL, kLL128, kSimple };
+/// ncclDataType_t equivalents.
+enum class DataType {
+  kInt8,
+  kUint8,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kFloat16,
+  kFloat32,
+  kFloat64,
+  kBfloat16,
+  kFp8E4M3,
+  kFp8E5M2
+};
+/// ncclRedOp_t equivalents.
+enum class RedOp { kSum, kProd, kMax, kMin, kAvg };
+
+const char* collective_name(Collective c) noexcept;  ///< "all_reduce"
+const char* algorithm_name(Algorithm a) noexcept;    ///< "Ring" (NCCL_ALGO spelling)
+const char* protocol_name(Protocol p) noexcept;      ///< "LL128"
+const char* datatype_name(DataType d) noexcept;      ///< "float" (nccl-tests spelling)
+const char* redop_name(RedOp o) noexcept;            ///< "sum"
+size_t datatype_size(DataType d) noexcept;
+/// Parsers accept the spellings above, case-insensitively (collective: also "allreduce"); InvalidArgument
+/// names the bad word and lists the valid ones.
+Result<Collective> parse_collective(const std::string& s);
+Result<Algorithm> parse_algorithm(const std::string& s);
+Result<Protocol> parse_protocol(const std::string& s);
+Result<DataType> parse_datatype(const std::string& s);
+Result<RedOp> parse_redop(const std::string& s);
+/// True for collectives that reduce (all_reduce, reduce, reduce_scatter).
+bool collective_reduces(Collective c) noexcept;
+
+/// Endpoint id meaning "the NVSwitch multicast object of the sender's/receiver's server" (NVLS).
+inline constexpr int32_t kNvlsEndpoint = -1;
+
+/// What a collective call asks for, as the NCCL API sees it.
+struct CollectiveSpec {
+  Collective collective = Collective::kAllReduce;
+  /// Element count as passed to NCCL: total for AllReduce/Broadcast/Reduce; per rank for AllGather and
+  /// ReduceScatter (recv count), per peer for AlltoAll, per rank for Gather/Scatter; message for SendRecv.
+  uint64_t count = 0;
+  DataType datatype = DataType::kFloat32;
+  RedOp redop = RedOp::kSum;
+  int root = 0;  ///< Broadcast/Reduce/Gather/Scatter root rank
+  int nranks = 0;
+  std::vector<int> rank_to_gpu;  ///< placement: global GPU index of each rank (empty: rank i on GPU i)
+};
+
+/// Algorithm, protocol, channel count and chunking chosen for one collective.
+struct Tuning {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  int nchannels = 1;
+  uint64_t chunk_bytes = 0;  ///< per-channel pipeline chunk (0: one chunk per step)
+  double predicted_us = 0;   ///< the tuning model's own estimate (NCCL's lat + size/bw), for reference
+};
+
+/// One node of the DAG. A transfer moves `bytes` from rank `src` to rank `dst` (either may be
+/// kNvlsEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives (NCCL's
+/// recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
+struct Op {
+  enum class Kind : uint8_t { kTransfer, kReduce, kCopy };
+  Kind kind = Kind::kTransfer;
+  bool reduce = false;
+  /// Issued by the same GPU threads straight after one of its dependencies (NVLS's multimem.st after
+  /// multimem.ld_reduce): pays no per-step synchronisation latency, only the path latency.
+  bool fused = false;
+  uint16_t channel = 0;
+  int32_t src = 0;
+  int32_t dst = 0;
+  uint32_t step = 0;   ///< algorithm step (ring: 0 .. 2(n-1)-1 for all-reduce)
+  uint32_t slice = 0;  ///< pipeline chunk index within the channel
+  uint64_t bytes = 0;
+  uint32_t dep_begin = 0;  ///< dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
+  uint32_t dep_count = 0;
+};
+
+/// A collective as a DAG: ops in a topological order (every dependency has a smaller index).
+/// Plain data; copyable; not thread-safe to mutate.
+struct Schedule {
+  CollectiveSpec spec;
+  Tuning tuning;
+  std::vector<Op> ops;
+  std::vector<uint32_t> deps;
+  /// Fixed per-collective latency the algorithm pays once (NCCL baseLatencies), in ns.
+  int64_t base_latency_ns = 0;
+
+  std::span<const uint32_t> deps_of(size_t op) const { return {deps.data() + ops[op].dep_begin, ops[op].dep_count}; }
+  /// Number of distinct `step` values among transfers.
+  uint32_t num_steps() const;
+  /// Bytes rank `r` sends in transfers (to ranks or the NVLS endpoint).
+  uint64_t bytes_sent_by(int r) const;
+  /// Payload bytes of the whole call (what nccl-tests prints as size): see CollectiveSpec::count.
+  uint64_t payload_bytes() const;
+};
+
+/// NCCL environment knobs that steer selection, read from the config registry (NCCL_ALGO, NCCL_PROTO,
+/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE). Empty/-1 means unset.
+struct NcclEnv {
+  std::string algo;
+  std::string proto;
+  int min_channels = -1;
+  int max_channels = -1;
+  int64_t buffsize = -1;
+  int nvls_enable = -1;  ///< -1/2: auto, 0: off, 1: on
+  /// Reads the six NCCL_* parameters from a config snapshot.
+  static NcclEnv from_config(const config::Config& cfg);
+};
+
+/// Picks algorithm, protocol and channels following NCCL's tuning model (base and per-hop latencies per
+/// algorithm/protocol, per-architecture bandwidth caps, time = latency + bytes / bandwidth) restricted by
+/// `env` exactly as NCCL applies NCCL_ALGO / NCCL_PROTO (lists, "^" exclusion, "func:" prefixes).
+/// Errors: InvalidArgument for unparsable or impossible NCCL_* values or a bad spec; Unsupported when
+/// nothing enabled can run the collective on this topology.
+Result<Tuning> select_tuning(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env);
+
+/// Expands a collective into its Schedule with the given tuning. Errors: InvalidArgument (bad spec: rank
+/// placement off the topology, root out of range, count not divisible as needed), Unsupported (algorithm
+/// not applicable to this collective or topology).
+Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning);
+
+/// select_tuning + build_schedule.
+Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env);
+
+}  // namespace genie::netsim

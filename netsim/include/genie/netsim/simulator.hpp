@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// Simulator: times Schedules on a Topology with the analytical or the flow engine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "genie/common/sim_time.hpp"
+#include "genie/common/status.hpp"
+#include "genie/netsim/schedule.hpp"
+#include "genie/netsim/topology.hpp"
+
+namespace genie::netsim {
+
+/// Which network model times transfers.
+enum class EngineKind {
+  kAnalytical,  ///< closed-form alpha-beta per transfer, congestion-unaware (divides links by channel count)
+  kFlow,        ///< max-min fair sharing of every link among all active flows, incremental solver
+};
+Result<EngineKind> parse_engine(const std::string& s);
+const char* engine_name(EngineKind e) noexcept;
+
+struct SimulatorOptions {
+  EngineKind engine = EngineKind::kFlow;
+  /// Apply NCCL protocol costs: per-step latency of the protocol on the path's link class (instead of the
+  /// bare path latency, when larger), wire overhead (LL x2, LL128 128/120), per-channel bandwidth caps and
+  /// the algorithm's base latency. Off: transfers cost exactly path latency + bytes / rate.
+  bool protocol_overheads = true;
+  /// Record per-link utilisation samples (costs memory proportional to events x links touched).
+  bool record_link_usage = false;
+};
+
+/// Start and end of one op of a schedule.
+struct OpTiming {
+  SimTime start;
+  SimTime end;
+};
+
+/// Timing of one submitted collective.
+struct CollectiveTiming {
+  SimTime start;              ///< submission time
+  SimTime end;                ///< when its last op finished
+  std::vector<OpTiming> ops;  ///< indexed like Schedule::ops
+  SimTime duration() const { return end - start; }
+};
+
+/// Utilisation of one direction of one link over [start, end): bytes/s carried.
+struct LinkUsageSample {
+  uint32_t channel = 0;  ///< directed channel id (Topology::channel_link)
+  SimTime start;
+  SimTime end;
+  double bytes_per_s = 0;
+};
+
+/// Owns a clock, an engine and one network model; times any number of schedules, which contend for links
+/// in the flow engine (different collectives, communicators and jobs alike). Not thread-safe; several
+/// Simulators may live in one process.
+class Simulator {
+ public:
+  Simulator(std::shared_ptr<const Topology> topo, SimulatorOptions opts);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  /// Queues `schedule` to start at `start` (>= now()). Returns a handle for timing(). Errors:
+  /// InvalidArgument when a rank is placed on a GPU the topology lacks or an NVLS op has no NVSwitch.
+  Result<int> submit(std::shared_ptr<const Schedule> schedule, SimTime start);
+  /// Runs until every submitted schedule has finished.
+  Status run();
+  /// Timing of a finished (or running) collective.
+  const CollectiveTiming& timing(int handle) const;
+  /// Link utilisation samples recorded so far (SimulatorOptions::record_link_usage).
+  const std::vector<LinkUsageSample>& link_usage() const;
+  SimTime now() const;
+  const Topology& topology() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Times one schedule alone from t = 0. Convenience over Simulator.
+Result<CollectiveTiming> simulate_schedule(std::shared_ptr<const Topology> topo, const Schedule& schedule,
+                                           SimulatorOptions opts);
+
+}  // namespace genie::netsim

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// NetworkModel: the Model interface plus how the simulator starts a transfer on it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "genie/common/model.hpp"
+#include "genie/netsim/simulator.hpp"
+
+namespace genie::netsim {
+
+/// One transfer as a network model sees it: the directed channels it crosses, its size on the wire, a
+/// latency phase paid before any byte moves, and an optional rate cap.
+struct TransferRequest {
+  std::span<const uint32_t> channels;  ///< route; empty for a same-node transfer (latency only)
+  double wire_bytes = 0;
+  SimTime latency;
+  double rate_bound_bytes_per_s = 0;  ///< 0: none
+  /// Analytical model only: how many equal flows of the same collective share each link (its channel
+  /// count), since that model does not see contention.
+  int share_divisor = 1;
+};
+
+/// A Model that carries transfers. start() may be called from inside a completion callback.
+class NetworkModel : public Model {
+ public:
+  /// Starts action `id` at time `now`.
+  virtual void start(uint64_t id, const TransferRequest& req, SimTime now) = 0;
+  /// Number of actions in flight.
+  virtual size_t active() const = 0;
+  /// Link usage samples when recording is on.
+  virtual const std::vector<LinkUsageSample>& usage() const = 0;
+};
+
+}  // namespace genie::netsim

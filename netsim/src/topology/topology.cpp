@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// Topology graph and shortest-path routing with deterministic ECMP.
+#include "genie/netsim/topology.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+namespace genie::netsim {
+
+const char* node_kind_name(NodeKind k) noexcept {
+  switch (k) {
+    case NodeKind::kGpu:
+      return "gpu";
+    case NodeKind::kNvSwitch:
+      return "nvswitch";
+    case NodeKind::kPcieSwitch:
+      return "pcie_switch";
+    case NodeKind::kNic:
+      return "nic";
+    case NodeKind::kLeafSwitch:
+      return "leaf";
+    case NodeKind::kSpineSwitch:
+      return "spine";
+    case NodeKind::kSwitch:
+      return "switch";
+  }
+  return "?";
+}
+
+int Topology::add_node(NodeKind kind, std::string node_name, int server) {
+  Node n;
+  n.kind = kind;
+  n.name = std::move(node_name);
+  n.server = server;
+  if (kind == NodeKind::kGpu) {
+    n.gpu = static_cast<int>(gpu_nodes_.size());
+    gpu_nodes_.push_back(static_cast<int>(nodes_.size()));
+  }
+  nodes_.push_back(std::move(n));
+  adj_.emplace_back();
+  return static_cast<int>(nodes_.size() - 1);
+}
+
+int Topology::add_link(int a, int b, double bw_bytes_per_s, int64_t latency_ns, LinkClass cls) {
+  GENIE_ASSERT(a >= 0 && b >= 0 && a < static_cast<int>(nodes_.size()) && b < static_cast<int>(nodes_.size()) && a != b,
+               "add_link: bad endpoints");
+  links_.push_back(Link{a, b, bw_bytes_per_s, latency_ns, cls});
+  const auto id = static_cast<uint32_t>(links_.size() - 1);
+  adj_[static_cast<size_t>(a)].push_back(2 * id);
+  adj_[static_cast<size_t>(b)].push_back(2 * id + 1);
+  return static_cast<int>(id);
+}
+
+namespace {
+/// Routing metric reference bandwidth (OSPF's reference-bandwidth idea): a link costs
+/// max(1, round(kRouteRefBwBytesPerS / bw)), so a 370 GB/s NVLink bundle (27) beats a 64 GB/s PCIe hop
+/// (156) and equal-bandwidth fabrics fall back to hop count.
+constexpr double kRouteRefBwBytesPerS = 1e13;
+}  // namespace
+
+int32_t Topology::link_cost(uint32_t ch) const {
+  const double bw = channel_link(ch).bw_bytes_per_s;
+  return static_cast<int32_t>(std::max(1.0, std::round(kRouteRefBwBytesPerS / std::max(bw, 1.0))));
+}
+
+const std::vector<int32_t>& Topology::distances_to(int dst) const {
+  std::lock_guard<std::mutex> lock(*cache_mu_);
+  auto it = dist_cache_.find(dst);
+  if (it != dist_cache_.end()) return *it->second;
+  // Dijkstra on reversed edges: cost from every node to dst. Links are full duplex with equal cost both
+  // ways, so the reverse graph equals the forward graph.
+  auto dist = std::make_unique<std::vector<int32_t>>(nodes_.size(), -1);
+  using Item = std::pair<int32_t, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> q;
+  (*dist)[static_cast<size_t>(dst)] = 0;
+  q.emplace(0, dst);
+  while (!q.empty()) {
+    const auto [d, u] = q.top();
+    q.pop();
+    if (d != (*dist)[static_cast<size_t>(u)]) continue;
+    // Never route *through* a GPU (NVLink forwarding through a GPU is PXN, which the algorithm library
+    // models explicitly as separate transfers).
+    if (!gpus_forward && u != dst && nodes_[static_cast<size_t>(u)].kind == NodeKind::kGpu) continue;
+    for (uint32_t ch : adj_[static_cast<size_t>(u)]) {
+      const int v = channel_dst(ch);
+      const int32_t nd = d + link_cost(ch);
+      int32_t& dv = (*dist)[static_cast<size_t>(v)];
+      if (dv < 0 || nd < dv) {
+        dv = nd;
+        q.emplace(nd, v);
+      }
+    }
+  }
+  auto& ref = *dist;
+  dist_cache_.emplace(dst, std::move(dist));
+  return ref;
+}
+
+namespace {
+uint64_t mix(uint64_t x) {
+  // splitmix64 finaliser: a fixed, platform-independent hash so ECMP choices are reproducible.
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+void Topology::set_gpu_nic(int gpu, int nic_node) {
+  if (gpu_nic_.size() < gpu_nodes_.size()) gpu_nic_.resize(gpu_nodes_.size(), -1);
+  gpu_nic_.at(static_cast<size_t>(gpu)) = nic_node;
+}
+
+int Topology::nic_of_gpu(int gpu) const {
+  return static_cast<size_t>(gpu) < gpu_nic_.size() ? gpu_nic_[static_cast<size_t>(gpu)] : -1;
+}
+
+Result<Route> Topology::route(int src, int dst, uint64_t flow_key) const {
+  const int n = static_cast<int>(nodes_.size());
+  if (src < 0 || src >= n || dst < 0 || dst >= n) return invalid_argument("route: node index out of range");
+  const Node& a = nodes_[static_cast<size_t>(src)];
+  const Node& b = nodes_[static_cast<size_t>(dst)];
+  if (a.kind == NodeKind::kGpu && b.kind == NodeKind::kGpu && a.server != b.server && nic_of_gpu(a.gpu) >= 0 &&
+      nic_of_gpu(b.gpu) >= 0) {
+    // Inter-server: through each GPU's own NIC (three shortest segments).
+    Route r;
+    r.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
+    const int hops[4] = {src, nic_of_gpu(a.gpu), nic_of_gpu(b.gpu), dst};
+    for (int k = 0; k < 3; ++k) {
+      GENIE_ASSIGN_OR_RETURN(Route seg, shortest_route(hops[k], hops[k + 1], flow_key));
+      r.channels.insert(r.channels.end(), seg.channels.begin(), seg.channels.end());
+      r.latency_ns += seg.latency_ns;
+      r.bottleneck_bytes_per_s = std::min(r.bottleneck_bytes_per_s, seg.bottleneck_bytes_per_s);
+      r.crosses_net |= seg.crosses_net;
+      r.via_nvswitch |= seg.via_nvswitch;
+    }
+    return r;
+  }
+  return shortest_route(src, dst, flow_key);
+}
+
+Result<Route> Topology::shortest_route(int src, int dst, uint64_t flow_key) const {
+  Route r;
+  if (src == dst) return r;
+  const auto& dist = distances_to(dst);
+  if (dist[static_cast<size_t>(src)] < 0) {
+    return not_found("no path from " + nodes_[static_cast<size_t>(src)].name + " to " +
+                     nodes_[static_cast<size_t>(dst)].name);
+  }
+  r.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
+  int u = src;
+  uint64_t h = mix(static_cast<uint64_t>(src) * 1000003ULL ^ static_cast<uint64_t>(dst) ^ mix(flow_key));
+  std::vector<uint32_t> next;
+  while (u != dst) {
+    next.clear();
+    const int32_t du = dist[static_cast<size_t>(u)];
+    for (uint32_t ch : adj_[static_cast<size_t>(u)]) {
+      const int v = channel_dst(ch);
+      if (dist[static_cast<size_t>(v)] >= 0 && dist[static_cast<size_t>(v)] == du - link_cost(ch) &&
+          (gpus_forward || v == dst || nodes_[static_cast<size_t>(v)].kind != NodeKind::kGpu)) {
+        next.push_back(ch);
+      }
+    }
+    GENIE_ASSERT(!next.empty(), "route: BFS distances inconsistent");
+    const uint32_t ch = next[h % next.size()];
+    h = mix(h);
+    const Link& l = channel_link(ch);
+    r.channels.push_back(ch);
+    r.latency_ns += l.latency_ns;
+    r.bottleneck_bytes_per_s = std::min(r.bottleneck_bytes_per_s, l.bw_bytes_per_s);
+    if (l.link_class == LinkClass::kNet) r.crosses_net = true;
+    u = channel_dst(ch);
+    if (nodes_[static_cast<size_t>(u)].kind == NodeKind::kNvSwitch) r.via_nvswitch = true;
+  }
+  return r;
+}
+
+int Topology::nvswitch_of_gpu(int gpu) const {
+  const int node = gpu_node(gpu);
+  for (uint32_t ch : adj_[static_cast<size_t>(node)]) {
+    const int v = channel_dst(ch);
+    if (nodes_[static_cast<size_t>(v)].kind == NodeKind::kNvSwitch) return v;
+  }
+  return -1;
+}
+
+}  // namespace genie::netsim

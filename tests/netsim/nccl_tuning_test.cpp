@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of algorithm/protocol/channel selection (NCCL tuning model) and the NCCL_* overrides.
+#include "algorithms/nccl_tuning.hpp"
+
+#include <gtest/gtest.h>
+
+namespace genie::netsim {
+namespace {
+
+CollectiveSpec all_reduce(uint64_t bytes, int n = 8) {
+  CollectiveSpec s;
+  s.count = bytes / 4;
+  s.nranks = n;
+  return s;
+}
+
+TEST(NcclTuning, ProtocolFollowsSizeOnHgxH100) {
+  // NCCL's model on 8 x H100 with NVLS off: LL for small messages (lowest latency), LL128 in the middle,
+  // Simple for large ones (highest bandwidth); with NVLS allowed, NVLS wins for large all-reduces.
+  auto t = load_topology("hgx-h100", {}).value();
+  NcclEnv ring_only;
+  ring_only.algo = "Ring";
+  EXPECT_EQ(select_tuning(all_reduce(1024), *t, ring_only).value().protocol, Protocol::kLL);
+  EXPECT_EQ(select_tuning(all_reduce(8 << 20), *t, ring_only).value().protocol, Protocol::kLL128);
+  EXPECT_EQ(select_tuning(all_reduce(1ull << 30), *t, ring_only).value().protocol, Protocol::kSimple);
+  EXPECT_EQ(select_tuning(all_reduce(1ull << 30), *t, {}).value().algorithm, Algorithm::kNvls);
+  EXPECT_EQ(select_tuning(all_reduce(1024), *t, {}).value().algorithm, Algorithm::kRing);
+}
+
+TEST(NcclTuning, SmallOperationsUseFewerChannels) {
+  // NCCL drops channels while each would get less than nThreads x threshold bytes: 8 B uses 1 channel,
+  // 1 GB uses all 32 of an NVSwitch server.
+  auto t = load_topology("hgx-h100", {}).value();
+  NcclEnv ring;
+  ring.algo = "Ring";
+  EXPECT_EQ(select_tuning(all_reduce(8), *t, ring).value().nchannels, 1);
+  EXPECT_EQ(select_tuning(all_reduce(1ull << 30), *t, ring).value().nchannels, nccl::kNvSwitchCollChannels);
+}
+
+TEST(NcclTuning, EnvOverridesAsNccl) {
+  auto t = load_topology("hgx-h100", {}).value();
+  NcclEnv e;
+  e.proto = "^LL,LL128";  // exclusion list: Simple only
+  EXPECT_EQ(select_tuning(all_reduce(1024), *t, e).value().protocol, Protocol::kSimple);
+  e = {};
+  e.algo = "allreduce:tree;broadcast:ring";  // per-function prefixes
+  EXPECT_EQ(select_tuning(all_reduce(1 << 20), *t, e).value().algorithm, Algorithm::kTree);
+  e = {};
+  e.nvls_enable = 0;
+  EXPECT_NE(select_tuning(all_reduce(1ull << 30), *t, e).value().algorithm, Algorithm::kNvls);
+  e = {};
+  e.algo = "Ring";
+  e.min_channels = 4;
+  e.max_channels = 4;
+  EXPECT_EQ(select_tuning(all_reduce(1ull << 30), *t, e).value().nchannels, 4);
+  EXPECT_EQ(select_tuning(all_reduce(8), *t, e).value().nchannels, 4);
+  e = {};
+  e.algo = "Ring";
+  e.proto = "Simple";
+  e.buffsize = 1 << 20;  // stepSize 128K, all-reduce chunk 4 steps = 512K
+  EXPECT_EQ(select_tuning(all_reduce(1ull << 30), *t, e).value().chunk_bytes, 512u * 1024);
+}
+
+TEST(NcclTuning, ImpossibleEnvValuesAreErrors) {
+  auto t = load_topology("hgx-h100", {}).value();
+  auto msg = [&](NcclEnv e) { return select_tuning(all_reduce(1024), *t, e).status().message(); };
+  NcclEnv e;
+  e.algo = "Rng";
+  EXPECT_NE(msg(e).find("NCCL_ALGO=\"Rng\": unknown value 'Rng'"), std::string::npos) << msg(e);
+  e = {};
+  e.proto = "allreduce:LL;LL128";
+  EXPECT_NE(msg(e).find("must have a 'function:' prefix"), std::string::npos) << msg(e);
+  e = {};
+  e.min_channels = 8;
+  e.max_channels = 2;
+  EXPECT_NE(msg(e).find("exceeds NCCL_MAX_NCHANNELS"), std::string::npos);
+  e = {};
+  e.buffsize = 3;
+  EXPECT_NE(msg(e).find("NCCL_BUFFSIZE=3"), std::string::npos);
+  e = {};
+  e.algo = "Tree";
+  CollectiveSpec bc = all_reduce(1024);
+  bc.collective = Collective::kBroadcast;
+  EXPECT_EQ(select_tuning(bc, *t, e).status().code(), Errc::kUnsupported);
+  e = {};
+  e.algo = "NVLS";
+  e.nvls_enable = 1;
+  EXPECT_EQ(select_tuning(all_reduce(1024), *load_topology("dgx-a100", {}).value(), e).status().code(),
+            Errc::kUnsupported);
+}
+
+TEST(NcclTuning, ReadsNcclEnvironmentThroughRegistry) {
+  config::Config cfg = config::Config::load({{"NCCL_ALGO", "Ring"},
+                                             {"NCCL_PROTO", "LL128"},
+                                             {"NCCL_BUFFSIZE", "2097152"},
+                                             {"NCCL_MIN_NCHANNELS", "2"},
+                                             {"NCCL_MAX_NCHANNELS", "8"},
+                                             {"NCCL_NVLS_ENABLE", "0"}})
+                           .value();
+  const NcclEnv e = NcclEnv::from_config(cfg);
+  EXPECT_EQ(e.algo, "Ring");
+  EXPECT_EQ(e.proto, "LL128");
+  EXPECT_EQ(e.buffsize, 2097152);
+  EXPECT_EQ(e.min_channels, 2);
+  EXPECT_EQ(e.max_channels, 8);
+  EXPECT_EQ(e.nvls_enable, 0);
+}
+
+}  // namespace
+}  // namespace genie::netsim

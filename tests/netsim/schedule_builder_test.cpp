@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the algorithm library: steps and bytes per rank against closed forms, DAG sanity, bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "genie/netsim/schedule.hpp"
+#include "genie/netsim/topology.hpp"
+
+namespace genie::netsim {
+namespace {
+
+std::shared_ptr<const Topology> h100() {
+  return load_topology("hgx-h100", {}).value();
+}
+
+Schedule build(Collective c, Algorithm a, uint64_t count, int n, int nch, const Topology& t, uint64_t chunk = 0) {
+  CollectiveSpec spec;
+  spec.collective = c;
+  spec.count = count;
+  spec.nranks = n;
+  Tuning tune;
+  tune.algorithm = a;
+  tune.nchannels = nch;
+  tune.chunk_bytes = chunk;
+  auto s = build_schedule(spec, t, tune);
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  return std::move(s).value();
+}
+
+void expect_topological(const Schedule& s) {
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    for (uint32_t d : s.deps_of(i)) ASSERT_LT(d, i);
+}
+
+TEST(RingAlgorithm, AllReduceStepsAndBytesPerRank) {
+  // Ring all-reduce of S bytes on n ranks: 2(n-1) steps; each rank sends 2(n-1)/n x S in all.
+  auto t = h100();
+  for (int n : {2, 4, 8}) {
+    for (int nch : {1, 4}) {
+      const uint64_t count = 3 * 1024 * 1024;  // divisible by n*nch
+      Schedule s = build(Collective::kAllReduce, Algorithm::kRing, count, n, nch, *t);
+      expect_topological(s);
+      EXPECT_EQ(s.num_steps(), static_cast<uint32_t>(2 * (n - 1)));
+      const uint64_t size = count * 4;
+      for (int r = 0; r < n; ++r) EXPECT_EQ(s.bytes_sent_by(r), 2 * (n - 1) * size / n) << "n=" << n << " r=" << r;
+      EXPECT_EQ(s.ops.size(), static_cast<size_t>(2 * (n - 1) * n * nch));
+    }
+  }
+}
+
+TEST(RingAlgorithm, SlicesKeepTotalBytes) {
+  // Chunking into pipeline slices changes the op count, not the bytes: still 2(n-1)/n x S per rank.
+  auto t = h100();
+  const uint64_t count = 1 << 24;
+  Schedule s = build(Collective::kAllReduce, Algorithm::kRing, count, 8, 2, *t, /*chunk=*/1 << 20);
+  EXPECT_GT(s.ops.size(), static_cast<size_t>(2 * 7 * 8 * 2));
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(s.bytes_sent_by(r), 2 * 7 * (count * 4) / 8);
+}
+
+TEST(RingAlgorithm, AllGatherReduceScatterBroadcastReduce) {
+  // All-gather / reduce-scatter of B bytes per rank: n-1 steps, (n-1) x B sent per rank.
+  // Broadcast / reduce chain of S bytes: n-1 hops; every rank but the last in the chain sends S.
+  auto t = h100();
+  const int n = 8;
+  const uint64_t count = 4096;
+  for (Collective c : {Collective::kAllGather, Collective::kReduceScatter}) {
+    Schedule s = build(c, Algorithm::kRing, count, n, 2, *t);
+    EXPECT_EQ(s.num_steps(), static_cast<uint32_t>(n - 1));
+    for (int r = 0; r < n; ++r) EXPECT_EQ(s.bytes_sent_by(r), (n - 1) * count * 4);
+  }
+  Schedule bc = build(Collective::kBroadcast, Algorithm::kRing, count, n, 1, *t);
+  EXPECT_EQ(bc.num_steps(), static_cast<uint32_t>(n - 1));
+  EXPECT_EQ(bc.bytes_sent_by(0), count * 4);
+  EXPECT_EQ(bc.bytes_sent_by(n - 1), 0u);  // root 0: the chain ends at rank n-1
+}
+
+TEST(TreeAlgorithm, DepthIsTwoLog2N) {
+  // Double binary tree all-reduce on complete trees (n = 7, 15; depth log2(n+1) - 1): reduce up then
+  // broadcast down, 2 x depth steps; every non-root sends its share up once and receives it down once,
+  // so the ranks send 2 (n-1) x S in all.
+  auto t = load_topology("ring:16", {}).value();
+  for (int n : {7, 15}) {
+    Schedule s = build(Collective::kAllReduce, Algorithm::kTree, 1 << 16, n, 2, *t);
+    expect_topological(s);
+    const uint32_t depth = static_cast<uint32_t>(std::log2(n + 1)) - 1;
+    EXPECT_EQ(s.num_steps(), 2 * depth) << n;
+    uint64_t total = 0;
+    for (int r = 0; r < n; ++r) total += s.bytes_sent_by(r);
+    EXPECT_EQ(total, 2ull * (n - 1) * (1 << 16) * 4);
+  }
+}
+
+TEST(NvlsAlgorithm, TrafficPerRankIsNPlusOneOverN) {
+  // NVLS all-reduce of S: each rank uploads S (for the in-switch reduction) + S/n (multicast of its
+  // reduced part) = (n+1)/n x S; it receives the same.
+  auto t = h100();
+  const uint64_t count = 1 << 22;
+  Schedule s = build(Collective::kAllReduce, Algorithm::kNvls, count, 8, 16, *t, 131072);
+  expect_topological(s);
+  const uint64_t size = count * 4;
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(s.bytes_sent_by(r), size + size / 8);
+  uint64_t recv0 = 0;
+  for (const Op& op : s.ops)
+    if (op.dst == 0) recv0 += op.bytes;
+  EXPECT_EQ(recv0, size + size / 8);
+}
+
+TEST(DirectAlgorithm, AllToAllAndPointToPoint) {
+  // Alltoall of c elements per peer: each rank sends (n-1) x c x 4 bytes. Sendrecv: n transfers of S.
+  auto t = h100();
+  Schedule a2a = build(Collective::kAllToAll, Algorithm::kDirect, 1000, 8, 4, *t);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(a2a.bytes_sent_by(r), 7u * 1000 * 4);
+  Schedule sr = build(Collective::kSendRecv, Algorithm::kDirect, 1000, 8, 1, *t);
+  EXPECT_EQ(sr.ops.size(), 8u);
+  CollectiveSpec g;
+  g.collective = Collective::kGather;
+  g.count = 10;
+  g.nranks = 8;
+  g.root = 3;
+  Tuning tune;
+  tune.algorithm = Algorithm::kDirect;
+  Schedule gs = build_schedule(g, *t, tune).value();
+  EXPECT_EQ(gs.ops.size(), 7u);
+  for (const Op& op : gs.ops) EXPECT_EQ(op.dst, 3);
+}
+
+TEST(HalvingDoubling, StepsAndBytes) {
+  // Halving-doubling all-reduce on n = 2^k: 2 log2 n steps; each rank sends 2 (n-1)/n x S.
+  auto t = load_topology("ring:16", {}).value();
+  for (int n : {2, 8, 16}) {
+    Schedule s = build(Collective::kAllReduce, Algorithm::kHalvingDoubling, 1 << 20, n, 1, *t);
+    EXPECT_EQ(s.num_steps(), static_cast<uint32_t>(2 * std::log2(n)));
+    EXPECT_EQ(s.bytes_sent_by(0), 2ull * (n - 1) * (4u << 20) / n);
+  }
+}
+
+TEST(ScheduleBuilder, RejectsBadInput) {
+  auto t = h100();
+  CollectiveSpec spec;
+  spec.count = 16;
+  spec.nranks = 9;  // more ranks than GPUs
+  Tuning tune;
+  auto r = build_schedule(spec, *t, tune);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("rank 8 is placed on GPU 8"), std::string::npos) << r.status().message();
+  spec.nranks = 2;
+  spec.rank_to_gpu = {3, 3};
+  EXPECT_NE(build_schedule(spec, *t, tune).status().message().find("already uses"), std::string::npos);
+  spec.rank_to_gpu = {};
+  spec.collective = Collective::kBroadcast;
+  spec.root = 5;
+  EXPECT_NE(build_schedule(spec, *t, tune).status().message().find("root 5"), std::string::npos);
+  spec.collective = Collective::kAllReduce;
+  spec.nranks = 6;
+  tune.algorithm = Algorithm::kHalvingDoubling;
+  EXPECT_NE(build_schedule(spec, *t, tune).status().message().find("power-of-two"), std::string::npos);
+  tune.algorithm = Algorithm::kPat;
+  EXPECT_EQ(build_schedule(spec, *t, tune).status().code(), Errc::kUnsupported);
+  tune.algorithm = Algorithm::kNvls;
+  EXPECT_EQ(build_schedule(spec, *load_topology("dgx-a100", {}).value(), tune).status().code(), Errc::kUnsupported);
+  EXPECT_FALSE(parse_collective("all_reduc").is_ok());
+  EXPECT_NE(parse_collective("allreduce2").status().message().find("valid: all_reduce"), std::string::npos);
+  EXPECT_EQ(parse_collective("ALL_REDUCE").value(), Collective::kAllReduce);
+}
+
+}  // namespace
+}  // namespace genie::netsim
+
+namespace genie::netsim {
+namespace {
+
+TEST(NvlsTreeAlgorithm, InterServerTrafficIsOnePortionPerGpu) {
+  // NVLSTree all-reduce of S on K servers x G GPUs: inside a server NVLS moves (G+1)/G x S per GPU
+  // (upload S + multicast S/G); across servers each GPU sends its S/G portion up/down a tree over the
+  // servers: summed over all GPUs, 2 (K-1) x S/G x G = 2 (K-1) S bytes cross the network.
+  TopologyOptions o;
+  o.nodes = 4;
+  auto t = load_topology("hgx-h100", o).value();
+  const uint64_t count = 1 << 22;
+  const uint64_t size = count * 4;
+  CollectiveSpec spec;
+  spec.count = count;
+  spec.nranks = 32;
+  Tuning tune;
+  tune.algorithm = Algorithm::kNvlsTree;
+  tune.nchannels = 4;
+  tune.chunk_bytes = 131072;
+  Schedule s = build_schedule(spec, *t, tune).value();
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    for (uint32_t d : s.deps_of(i)) ASSERT_LT(d, i);
+  uint64_t net = 0, nvls_up = 0;
+  for (const Op& op : s.ops) {
+    if (op.kind != Op::Kind::kTransfer) continue;
+    if (op.dst == kNvlsEndpoint) nvls_up += op.bytes;
+    if (op.src >= 0 && op.dst >= 0) net += op.bytes;
+  }
+  EXPECT_EQ(net, 2ull * (4 - 1) * size);
+  EXPECT_EQ(nvls_up, 4ull * (size * 8 + size));  // per server: G x S uploads + G x S/G multicasts
+}
+
+}  // namespace
+}  // namespace genie::netsim
+
+namespace genie::netsim {
+namespace {
+
+TEST(RingAlgorithm, MultiServerRingsStayOnRailsAndSpreadOverNics) {
+  // 4 x hgx-h100 (32 ranks), 8 channels: every inter-server transfer joins GPUs of the same local index
+  // (one NIC rail, no spine hop), and over the channels every one of the 8 rails carries traffic.
+  TopologyOptions o;
+  o.nodes = 4;
+  auto t = load_topology("hgx-h100", o).value();
+  CollectiveSpec spec;
+  spec.count = 1 << 20;
+  spec.nranks = 32;
+  Tuning tune;
+  tune.nchannels = 8;
+  Schedule s = build_schedule(spec, *t, tune).value();
+  std::set<int> rails;
+  for (const Op& op : s.ops) {
+    const int sa = op.src / 8, sb = op.dst / 8;
+    if (sa == sb) continue;
+    EXPECT_EQ(op.src % 8, op.dst % 8) << op.src << "->" << op.dst;
+    rails.insert(op.src % 8);
+  }
+  EXPECT_EQ(rails.size(), 8u);
+  // Still 2(n-1)/n x S per rank.
+  for (int r = 0; r < 32; ++r) EXPECT_EQ(s.bytes_sent_by(r), 2ull * 31 * (4u << 20) / 32);
+}
+
+TEST(TreeAlgorithm, MultiServerTreeIsChainsPlusServerTree) {
+  // 4 servers x 8 GPUs, one channel: NCCL's tree is a chain inside each server and a binary tree over the
+  // 4 server heads: reduce-up crosses servers 3 times and broadcast-down 3 times, each with the channel's
+  // whole share; all other transfers stay inside a server.
+  TopologyOptions o;
+  o.nodes = 4;
+  auto t = load_topology("hgx-h100", o).value();
+  CollectiveSpec spec;
+  spec.count = 1 << 16;
+  spec.nranks = 32;
+  Tuning tune;
+  tune.algorithm = Algorithm::kTree;
+  tune.nchannels = 1;
+  Schedule s = build_schedule(spec, *t, tune).value();
+  uint64_t inter = 0, total = 0;
+  for (const Op& op : s.ops) {
+    total += op.bytes;
+    if (op.src / 8 != op.dst / 8) inter += op.bytes;
+  }
+  EXPECT_EQ(inter, 2ull * 3 * (4u << 16));
+  EXPECT_EQ(total, 2ull * 31 * (4u << 16));
+}
+
+}  // namespace
+}  // namespace genie::netsim

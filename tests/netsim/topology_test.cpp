@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of topology loading (presets, fabrics, shapes, ASTRA-sim YAML, JSON graph), routing and errors.
+#include "genie/netsim/topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace genie::netsim {
+namespace {
+
+TEST(Topology, HgxH100PresetHasEightNvSwitchedGpus) {
+  // hgx-h100: 8 GPUs, 18 x 20.6 GB/s NVLink each into one NVSwitch crossbar, NVLS on.
+  auto t = load_topology("hgx-h100", {}).value();
+  EXPECT_EQ(t->num_gpus(), 8);
+  EXPECT_TRUE(t->nvls);
+  EXPECT_NEAR(t->nvlink_bw_bytes_per_s, 18 * 20.6e9, 1e6);
+  const Route r = t->route(t->gpu_node(0), t->gpu_node(5)).value();
+  ASSERT_EQ(r.channels.size(), 2u);  // GPU -> NVSwitch -> GPU, not the PCIe path
+  EXPECT_TRUE(r.via_nvswitch);
+  EXPECT_NEAR(r.bottleneck_bytes_per_s, 18 * 20.6e9, 1e6);
+  EXPECT_GE(t->nvswitch_of_gpu(3), 0);
+}
+
+TEST(Topology, AllPresetsLoad) {
+  for (const char* p : {"hgx-h100", "hgx-h200", "dgx-a100", "hgx-b200"}) {
+    auto t = load_topology(p, {});
+    ASSERT_TRUE(t.is_ok()) << p << ": " << t.status().to_string();
+    EXPECT_EQ((*t)->num_gpus(), 8) << p;
+  }
+  EXPECT_FALSE(load_topology("dgx-a100", {}).value()->nvls);
+}
+
+TEST(Topology, RailOptimizedMultiNode) {
+  // 4 x hgx-h100 on a rail-optimized fabric: 32 GPUs, 8 NICs per server at 400 Gb/s; GPU 0 of server 0 and
+  // GPU 0 of server 1 share rail 0: path GPU-PCIe-NIC-leaf-NIC-PCIe-GPU (6 links), bottleneck 50 GB/s.
+  TopologyOptions o;
+  o.nodes = 4;
+  auto t = load_topology("hgx-h100", o).value();
+  EXPECT_EQ(t->num_gpus(), 32);
+  EXPECT_EQ(t->num_servers, 4);
+  const Route r = t->route(t->gpu_node(0), t->gpu_node(8)).value();
+  EXPECT_EQ(r.channels.size(), 6u);
+  EXPECT_TRUE(r.crosses_net);
+  EXPECT_NEAR(r.bottleneck_bytes_per_s, 50e9, 1e6);
+  // Deterministic ECMP: same key, same path.
+  const Route a = t->route(t->gpu_node(0), t->gpu_node(9), 7).value();
+  const Route b = t->route(t->gpu_node(0), t->gpu_node(9), 7).value();
+  EXPECT_EQ(a.channels, b.channels);
+}
+
+TEST(Topology, ClassicFatTreeWithOversubscriptionAndGpuSubset) {
+  // 8 x dgx-a100 with 4 GPUs used per server on a 2:1 fat-tree: 32 GPUs, NICs at 200 Gb/s.
+  TopologyOptions o;
+  o.nodes = 8;
+  o.gpus_per_node = 4;
+  o.fabric = "fat-tree";
+  o.oversubscription = 2;
+  auto t = load_topology("dgx-a100", o).value();
+  EXPECT_EQ(t->num_gpus(), 32);
+  const Route r = t->route(t->gpu_node(0), t->gpu_node(31)).value();
+  EXPECT_TRUE(r.crosses_net);
+  EXPECT_NEAR(r.bottleneck_bytes_per_s, 25e9, 1e6);
+}
+
+TEST(Topology, TorusShapes) {
+  auto ring = load_topology("ring:8", {}).value();
+  EXPECT_EQ(ring->num_gpus(), 8);
+  EXPECT_EQ(ring->links().size(), 8u);
+  auto t2 = load_topology("torus2d:4x4", {}).value();
+  EXPECT_EQ(t2->num_gpus(), 16);
+  EXPECT_EQ(t2->links().size(), 32u);  // 2 dims x 16 links
+  auto t3 = load_topology("torus3d:2x2x2", {}).value();
+  EXPECT_EQ(t3->num_gpus(), 8);
+  // Opposite corner of a 4x4 torus is 4 hops away.
+  EXPECT_EQ(t2->route(t2->gpu_node(0), t2->gpu_node(10)).value().channels.size(), 4u);
+}
+
+TEST(Topology, AstraSimYaml) {
+  const std::string yaml =
+      "# ASTRA-sim analytical network\ntopology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]  # 8 NPUs\n"
+      "bandwidth: [ 50.0, 25.0 ]  # GB/s\nlatency: [ 500.0, 1000.0 ]  # ns\n";
+  auto t = parse_astra_yaml(yaml, "net.yml").value();
+  EXPECT_EQ(t->num_gpus(), 8);
+  // NPU 0 -> NPU 4 crosses the Switch dimension: two links of 25 GB/s, 500 ns each.
+  const Route r = t->route(t->gpu_node(0), t->gpu_node(4)).value();
+  EXPECT_EQ(r.channels.size(), 2u);
+  EXPECT_NEAR(r.bottleneck_bytes_per_s, 25e9, 1);
+  EXPECT_EQ(r.latency_ns, 1000);
+}
+
+TEST(Topology, AstraYamlErrorsNameTheKey) {
+  auto r =
+      parse_astra_yaml("topology: [ Ring, Torus ]\nnpus_count: [4, 2]\nbandwidth: [1, 1]\nlatency: [1, 1]\n", "x.yml");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("x.yml: $.topology[1]"), std::string::npos) << r.status().message();
+  r = parse_astra_yaml("topology: [ Ring ]\nnpus_count: [4, 2]\nbandwidth: [1]\nlatency: [1]\n", "y.yml");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("$.npus_count"), std::string::npos) << r.status().message();
+}
+
+TEST(Topology, ExplicitJsonGraph) {
+  const std::string j = R"({"name": "two", "nodes": [{"name": "a", "kind": "gpu"}, {"name": "b", "kind": "gpu"},
+    {"name": "s", "kind": "switch"}], "links": [{"a": "a", "b": "s", "bw_gbytes_per_s": 12.5, "latency_ns": 100},
+    {"a": "s", "b": "b", "bw_gbytes_per_s": 12.5, "latency_ns": 100, "class": "pcie"}]})";
+  auto t = parse_topology_json(j, "g.json", {}).value();
+  EXPECT_EQ(t->num_gpus(), 2);
+  EXPECT_EQ(t->route(t->gpu_node(0), t->gpu_node(1)).value().latency_ns, 200);
+}
+
+TEST(Topology, BadJsonNamesFilePathAndProblem) {
+  struct Case {
+    std::string json;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"{", "bad.json: invalid JSON"},
+      {R"({"nodes": [{"name": "a", "kind": "gpux"}], "links": []})",
+       "bad.json: $.nodes[0].kind: unknown node kind 'gpux'"},
+      {R"({"nodes": [{"name": "a", "kind": "gpu"}], "links": [{"a": "a", "b": "zz", "bw_gbytes_per_s": 1}]})",
+       "bad.json: $.links[0].b: unknown node 'zz'"},
+      {R"({"nodes": [{"name": "a", "kind": "gpu"}], "links": [{"a": "a", "b": "a", "bw_gbytes_per_s": -1}]})",
+       "bad.json: $.links[0].bw_gbytes_per_s: value -1 out of range"},
+      {R"({"name": "p", "gpus_per_node": 8, "nvlink": {"links_per_gpu": 18}})",
+       "bad.json: $.nvlink.link_bw_gbytes_per_s: missing"},
+      {R"({"name": "p", "gpus_per_node": 8, "nvlnk": {}})", "bad.json: $.nvlnk: unknown key"},
+      {R"({"name": "p", "gpus_per_node": "8"})", "bad.json: $.gpus_per_node: expected a number"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_topology_json(c.json, "bad.json", {});
+    ASSERT_FALSE(r.is_ok()) << c.json;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos) << "got: " << r.status().message();
+  }
+}
+
+TEST(Topology, UnknownPresetAndBadOptions) {
+  auto r = load_topology("hgx-h900", {});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("unknown topology 'hgx-h900'"), std::string::npos);
+  TopologyOptions o;
+  o.gpus_per_node = 9;
+  EXPECT_FALSE(load_topology("hgx-h100", o).is_ok());
+  o = {};
+  o.nodes = 2;
+  o.fabric = "dragonfly";
+  EXPECT_FALSE(load_topology("hgx-h100", o).is_ok());
+  EXPECT_FALSE(load_topology("/nonexistent/x.json", {}).is_ok());
+  EXPECT_FALSE(load_topology("torus2d:4", {}).is_ok());
+}
+
+}  // namespace
+}  // namespace genie::netsim
