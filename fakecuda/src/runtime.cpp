@@ -210,9 +210,21 @@ Stream* Runtime::resolve_stream(const void* handle, bool per_thread_default) {
   if (h == 0) return per_thread_default ? &dev.per_thread_stream() : &dev.legacy_stream();
   if (h == 1) return &dev.legacy_stream();
   if (h == 2) return &dev.per_thread_stream();
+  // One-entry per-thread cache: programs launch many ops on the same stream in a row.
+  struct Cache {
+    const Runtime* rt = nullptr;
+    const void* handle = nullptr;
+    Stream* stream = nullptr;
+    uint64_t generation = 0;
+  };
+  thread_local Cache cache;
+  uint64_t gen = stream_generation_.load(std::memory_order_acquire);
+  if (cache.rt == this && cache.handle == handle && cache.generation == gen) return cache.stream;
   std::shared_lock lk(handles_mu_);
   auto it = streams_.find(handle);
-  return it == streams_.end() ? nullptr : it->second.get();
+  Stream* found = it == streams_.end() ? nullptr : it->second.get();
+  if (found) cache = {this, handle, found, gen};
+  return found;
 }
 
 Stream* Runtime::create_stream(int device, unsigned flags, int priority) {
@@ -232,13 +244,16 @@ Status Runtime::destroy_stream(Stream* s) {
     if (it == streams_.end()) return invalid_argument("unknown stream");
     owned = std::move(it->second);
     streams_.erase(it);
+    stream_generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   owned->device().remove_stream(owned.get());
   // ~Lane returns at once; queued work completes on the lane's worker, as cudaStreamDestroy promises.
   return Status::ok();
 }
 
-Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec) {
+Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec) { return submit(s, std::move(spec), clock().now()); }
+
+Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_now) {
   if (s.capturing.load(std::memory_order_acquire)) {
     std::lock_guard lk(capture_mu_);
     if (s.capture) {
@@ -253,7 +268,7 @@ Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec) {
     }
   }
   s.device().legacy_deps(s, &spec.deps);
-  return s.lane().submit(std::move(spec), clock().now());
+  return s.lane().submit(std::move(spec), host_now);
 }
 
 Status Runtime::wait_point(const sched::Dep& d) {
@@ -330,8 +345,8 @@ Status Runtime::record_event(Event& e, Stream& s) {
   if (e.ipc != nullptr) return record_ipc_event(e, s);
   sched::OpSpec spec;
   spec.label = "event";
-  clock().api_call(options_.api_overhead);
-  GENIE_ASSIGN_OR_RETURN(sched::Dep d, submit(s, std::move(spec)));
+  SimTime now = clock().api_call(options_.api_overhead);
+  GENIE_ASSIGN_OR_RETURN(sched::Dep d, submit(s, std::move(spec), now));
   std::lock_guard ek(e.mu);
   e.capture.reset();
   e.point = std::move(d);
@@ -366,8 +381,8 @@ Status Runtime::wait_event(Stream& s, Event& e) {
   sched::OpSpec spec;
   spec.label = "wait";
   spec.deps.push_back(std::move(point));
-  clock().api_call(options_.api_overhead);
-  GENIE_TRY(submit(s, std::move(spec)));
+  SimTime now = clock().api_call(options_.api_overhead);
+  GENIE_TRY(submit(s, std::move(spec), now));
   return Status::ok();
 }
 

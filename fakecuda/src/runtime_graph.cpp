@@ -21,14 +21,28 @@ void ModuleRegistry::register_kernel(const void* host_stub, const char* name) {
   std::unique_lock lk(mu_);
   handles_.insert(k.get());
   auto& slot = kernels_[host_stub];
-  if (slot) replaced_.push_back(std::move(slot));  // handed-out handles of a reloaded module stay valid
+  if (slot) {
+    replaced_.push_back(std::move(slot));  // handed-out handles of a reloaded module stay valid
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
   slot = std::move(k);
 }
 
 const Kernel* ModuleRegistry::find_kernel(const void* host_stub) const {
+  // Per-thread one-entry cache, invalidated when any registration replaces a kernel.
+  struct Cache {
+    const void* stub = nullptr;
+    const Kernel* kernel = nullptr;
+    uint64_t generation = 0;
+  };
+  thread_local Cache cache;
+  uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (cache.stub == host_stub && cache.generation == gen && cache.kernel != nullptr) return cache.kernel;
   std::shared_lock lk(mu_);
   auto it = kernels_.find(host_stub);
-  return it == kernels_.end() ? nullptr : it->second.get();
+  const Kernel* k = it == kernels_.end() ? nullptr : it->second.get();
+  if (k) cache = {host_stub, k, gen};
+  return k;
 }
 
 const Kernel* ModuleRegistry::from_handle(const void* handle) {
@@ -77,8 +91,8 @@ Status Runtime::launch_kernel(const Kernel& k, const KernelShape& shape, Stream&
   sched::OpSpec op;
   op.label = "kernel";
   op.duration = cost_->kernel(k.name, shape);
-  clock().api_call(cost_->launch_overhead());
-  return submit(s, std::move(op)).status();
+  SimTime now = clock().api_call(cost_->launch_overhead());
+  return submit(s, std::move(op), now).status();
 }
 
 // --- capture -------------------------------------------------------------------------------------------
@@ -197,8 +211,8 @@ Status Runtime::launch_graph(Graph& exec, Stream& s) {
     }
     return last;
   };
-  clock().api_call(options_.api_overhead);
-  return submit(s, std::move(op)).status();
+  SimTime now = clock().api_call(options_.api_overhead);
+  return submit(s, std::move(op), now).status();
 }
 
 }  // namespace genie::fakecuda

@@ -71,8 +71,8 @@ Status Runtime::record_ipc_event(Event& e, Stream& s) {
     }
     return ready;
   };
-  clock().api_call(options_.api_overhead);
-  return submit(s, std::move(spec)).status();
+  SimTime now = clock().api_call(options_.api_overhead);
+  return submit(s, std::move(spec), now).status();
 }
 
 Status Runtime::query_ipc_event(Event& e) {
@@ -102,8 +102,8 @@ Status Runtime::wait_ipc_event(Stream& s, Event& e) {
     while (blk->completed.load() < seq) std::this_thread::sleep_for(kIpcPollInterval);
     return max(ready, SimTime::ns(blk->time_ns.load()));
   };
-  clock().api_call(options_.api_overhead);
-  return submit(s, std::move(spec)).status();
+  SimTime now = clock().api_call(options_.api_overhead);
+  return submit(s, std::move(spec), now).status();
 }
 
 }  // namespace genie::fakecuda

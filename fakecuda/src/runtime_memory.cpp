@@ -106,8 +106,8 @@ Status Runtime::copy_async(void* dst, const void* src, size_t n, Stream& s, int 
   spec.duration = cost_->copy(kind, n, pinned);
   auto status = std::make_shared<Status>();
   spec.action = [this, dst, src, n, status] { *status = memory_.copy(dst, src, n); };
-  clock().api_call(options_.api_overhead);
-  GENIE_ASSIGN_OR_RETURN(sched::Dep done, submit(s, std::move(spec)));
+  SimTime now = clock().api_call(options_.api_overhead);
+  GENIE_ASSIGN_OR_RETURN(sched::Dep done, submit(s, std::move(spec), now));
   if (done.resolved() && !status->is_ok()) return *status;  // inline copy failed: report now
   if (!status->is_ok()) GENIE_LOG_ERROR(log::kFakecuda, "asynchronous copy failed: {}", status->message());
   return Status::ok();
@@ -121,8 +121,8 @@ Status Runtime::memset_async(void* dst, int value, size_t n, Stream& s) {
   spec.label = "memset";
   spec.duration = cost_->memset(n);
   spec.action = [dst, value, n] { std::memset(dst, value, n); };
-  clock().api_call(options_.api_overhead);
-  return submit(s, std::move(spec)).status();
+  SimTime now = clock().api_call(options_.api_overhead);
+  return submit(s, std::move(spec), now).status();
 }
 
 }  // namespace genie::fakecuda

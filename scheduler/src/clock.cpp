@@ -4,6 +4,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace genie::sched {
@@ -31,6 +32,7 @@ const char* clock_mode_name(ClockMode m) { return m == ClockMode::kVirtual ? "vi
 struct Clock::ThreadState {
   uint64_t clock_id = 0;
   int64_t vt_ns = 0;
+  int64_t excluded_ns = 0;  // emulator CPU time to subtract at the next sample
   int64_t last_cpu_ns = 0;
   int64_t last_wall_ns = 0;
 };
@@ -64,7 +66,8 @@ SimTime Clock::now() {
   int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
   if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
     int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    ts.vt_ns += cpu - ts.last_cpu_ns;
+    ts.vt_ns += std::max<int64_t>(0, cpu - ts.last_cpu_ns - ts.excluded_ns);
+    ts.excluded_ns = 0;
     ts.last_cpu_ns = cpu;
     ts.last_wall_ns = wall;
     publish(SimTime::ns(ts.vt_ns));
@@ -77,9 +80,7 @@ SimTime Clock::api_call(SimTime overhead) {
   now();
   ThreadState& ts = thread_state();
   ts.vt_ns += overhead.count_ns();
-  SimTime t = SimTime::ns(ts.vt_ns);
-  publish(t);
-  return t;
+  return SimTime::ns(ts.vt_ns);  // published at the next sample or wait: new threads need only a bound
 }
 
 void Clock::wait_until(SimTime t) {
@@ -91,14 +92,9 @@ void Clock::wait_until(SimTime t) {
   }
 }
 
-void Clock::charge_cpu_time() {
+void Clock::exclude_cpu_time(SimTime dt) {
   if (!is_virtual()) return;
-  ThreadState& ts = thread_state();
-  int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-  ts.vt_ns += cpu - ts.last_cpu_ns;
-  ts.last_cpu_ns = cpu;
-  ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
-  publish(SimTime::ns(ts.vt_ns));
+  thread_state().excluded_ns += dt.count_ns();
 }
 
 void Clock::discard_cpu_time() {
@@ -106,6 +102,7 @@ void Clock::discard_cpu_time() {
   ThreadState& ts = thread_state();
   ts.last_cpu_ns = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
   ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
+  ts.excluded_ns = 0;
 }
 
 }  // namespace genie::sched

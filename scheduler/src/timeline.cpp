@@ -130,9 +130,9 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       op.spec = std::move(spec);
       // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
       bool has_work = op.spec.action || op.spec.run;
-      if (has_work) clock.charge_cpu_time();
+      SimTime work_start = has_work ? clock.wall_now() : SimTime::zero();
       run_op(timeline_, op, ready);
-      if (has_work) clock.discard_cpu_time();
+      if (has_work) clock.exclude_cpu_time(clock.wall_now() - work_start);
       st.last_end = op.end;
       if (!op.status.is_ok() && st.error.is_ok()) st.error = op.status;
       if (timeline_.record_trace()) st.records.push_back({op.spec.label, op.start, op.end});

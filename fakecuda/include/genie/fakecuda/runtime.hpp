@@ -57,6 +57,7 @@ class ModuleRegistry {
   std::unordered_map<const void*, std::unique_ptr<Kernel>> kernels_;
   std::unordered_set<const void*> handles_;  ///< every Kernel* handed out (replaced ones are kept alive)
   std::vector<std::unique_ptr<Kernel>> replaced_;
+  std::atomic<uint64_t> generation_{1};  ///< bumped when a registration replaces a kernel
   std::vector<std::pair<void*, size_t>> vars_;
   MemoryRegistry* memory_ = nullptr;
 };
@@ -203,6 +204,8 @@ class Runtime {
   /// Submits an op on `s` at the calling thread's current host time, adding legacy-stream dependencies,
   /// or appends it to the stream's capture. Returns the completion point (empty while capturing).
   Result<sched::Dep> submit(Stream& s, sched::OpSpec spec);
+  /// Same, at a host time the caller already has (from api_call()).
+  Result<sched::Dep> submit(Stream& s, sched::OpSpec spec, SimTime host_now);
   /// Blocking wait for everything submitted to `s`; advances host time to its end.
   Status synchronize(Stream& s);
   /// Non-blocking: ok when all of `s`'s work is done by host time, kNotReady otherwise.
@@ -276,6 +279,8 @@ class Runtime {
   std::mutex capture_mu_;
 
   std::atomic<uint64_t> next_capture_id_{1};
+  /// Bumped whenever a stream is destroyed: invalidates per-thread handle caches.
+  std::atomic<uint64_t> stream_generation_{1};
 };
 
 }  // namespace genie::fakecuda

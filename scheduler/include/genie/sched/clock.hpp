@@ -46,9 +46,9 @@ class Clock {
   /// Forgets CPU time used since the last sample (the thread was only polling for unresolved work, or
   /// doing the emulator's own work).
   void discard_cpu_time();
-  /// Charges the CPU time used so far now, regardless of the sampling interval (call before emulator
-  /// work that discard_cpu_time() will then exclude).
-  void charge_cpu_time();
+  /// Excludes `dt` of the calling thread's CPU time from its host time (the emulator's own work, timed
+  /// by the caller with wall_now(); on one thread wall time bounds CPU time). Applied at the next sample.
+  void exclude_cpu_time(SimTime dt);
   /// Wall time since this clock's epoch (steady clock).
   SimTime wall_now() const;
   /// Largest host time reached by any thread.
