@@ -34,6 +34,18 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&p0, 0));
   EXPECT_EQ_INT("memgetinfo total == totalGlobalMem", p0.totalGlobalMem, total);
   EXPECT_ERR("invalid ordinal", cudaErrorInvalidDevice, cudaSetDevice(count));
+  // Driver entry points (PyTorch's DriverAPI resolves its driver functions this way).
+  using DeviceGetCount = int (*)(int*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuDeviceGetCount", &fn, 12000, cudaEnableDefault, &q));
+  EXPECT_EQ_INT("entry point found", cudaDriverEntryPointSuccess, q);
+  int via_driver = -1;
+  if (fn) reinterpret_cast<DeviceGetCount>(fn)(&via_driver);
+  EXPECT_EQ_INT("cuDeviceGetCount through the entry point", count, via_driver);
+  fn = reinterpret_cast<void*>(1);
+  CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuNoSuchFunction", &fn, 12000, cudaEnableDefault, &q));
+  EXPECT_EQ_INT("unknown entry point", cudaDriverEntryPointSymbolNotFound, q);
   int rt = 0, drv = 0;
   CHECK_CUDA(cudaRuntimeGetVersion(&rt));
   CHECK_CUDA(cudaDriverGetVersion(&drv));
