@@ -2,10 +2,14 @@
 // `genie sim` sweep: nccl-tests sizes and counts, planning, timing and the exact nccl-tests table.
 #include "genie/netsim/sweep.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+
+#include "algorithms/nccl_tuning.hpp"
 
 namespace genie::netsim {
 
@@ -121,10 +125,22 @@ Result<SweepResult> run_sweep(const SweepOptions& opts) {
     spec.root = opts.root;
     spec.nranks = n;
     GENIE_ASSIGN_OR_RETURN(Schedule sched, plan_collective(spec, *topo, opts.env));
+    // Host cost of launching the collective on one GPU (NCCL enqueue + kernel launch, per channel work).
+    const int64_t launch_one_gpu =
+        topo->host_launch_per_gpu_ns + sched.tuning.nchannels * topo->host_launch_per_gpu_channel_ns;
+    // NCCL's baseLatencies (tuning.cc) are per-iteration costs fitted on runs with one GPU per process,
+    // so they contain that process's own launch of the kernel. Here the launches are the host floor
+    // below, and nccl-tests issues iterations back to back: the host enqueues iteration i+1 while the
+    // GPUs run iteration i, so that launch overlaps GPU work and must not be charged a second time in
+    // the GPU time. Only the GPU-side remainder of the base latency stays (NVLS/NVLSTree carry no
+    // baseLatency in NCCL's model, their latency replaces it, so their base is not touched).
+    const int64_t nccl_base_ns =
+        static_cast<int64_t>(nccl::base_latency_us(sched.tuning.algorithm, sched.tuning.protocol) * 1000.0);
+    if (nccl_base_ns > 0 && sched.base_latency_ns > 0)
+      sched.base_latency_ns -= std::min({sched.base_latency_ns, nccl_base_ns, launch_one_gpu});
     GENIE_ASSIGN_OR_RETURN(CollectiveTiming timing, simulate_schedule(topo, sched, sopts));
     // Launch-bound floor: iterations are issued back to back, so each takes max(host cost, GPU time).
-    const SimTime host_floor = SimTime::ns(
-        gpt * (topo->host_launch_per_gpu_ns + sched.tuning.nchannels * topo->host_launch_per_gpu_channel_ns));
+    const SimTime host_floor = SimTime::ns(gpt * launch_one_gpu);
     const SimTime t = max(host_floor, timing.duration() + SimTime::ns(topo->kernel_launch_ns));
     SweepRow row;
     row.size_bytes = printed;
