@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -263,6 +264,9 @@ std::string Config::describe() const {
 }
 
 namespace {
+const Param<bool> kPrintConfig{"print_config", false,
+                               "Print every parameter, its value, source and description to stderr at start-up."};
+
 struct GlobalConfig {
   std::once_flag once;
   Config config;
@@ -280,6 +284,7 @@ const Config& global() {
     auto r = Config::load_from_process();
     if (r.is_ok()) g.config = std::move(r.value());
     else g.status = r.status();
+    if (g.config.get(kPrintConfig)) std::fprintf(stderr, "genie configuration:\n%s", g.config.describe().c_str());
   });
   return g.config;
 }
