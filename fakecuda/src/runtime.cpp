@@ -191,6 +191,16 @@ Runtime* Runtime::instance() {
     }
     s.rt = new Runtime(std::move(o.value()));  // never destroyed: see header
     ModuleRegistry::instance().attach(&s.rt->memory());
+    log::set_virtual_time_source([]() noexcept -> int64_t {
+      Runtime* r = instance_state().rt;
+      return r ? r->clock().peek().count_ns() : -1;
+    });
+    // The effective configuration, where it differs from the defaults (NCCL's set_by= lines).
+    const config::Config& cfg = config::global();
+    for (const config::ParamInfo& p : config::Registry::instance().all())
+      if (cfg.source(p.key) != config::Source::kDefault)
+        GENIE_LOG_INFO(log::kFakecuda, "config {}={} (set by {})", p.key, cfg.text(p.key),
+                       config::source_name(cfg.source(p.key)));
   });
   return s.rt;
 }

@@ -60,6 +60,8 @@ void Clock::publish(SimTime t) {
 
 SimTime Clock::wall_now() const { return SimTime::ns(read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_); }
 
+SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt_ns) : wall_now(); }
+
 SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();

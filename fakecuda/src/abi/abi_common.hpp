@@ -41,6 +41,7 @@ cudaError_t guard(const char* fn, F&& body) noexcept {
   cudaError_t e;
   const char* outer = t_api_name;
   t_api_name = fn;
+  GENIE_LOG_TRACE(log::kFakecuda, "{}", fn);
   try {
     e = body();
   } catch (const std::bad_alloc&) {

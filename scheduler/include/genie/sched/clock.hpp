@@ -49,6 +49,8 @@ class Clock {
   /// Excludes `dt` of the calling thread's CPU time from its host time (the emulator's own work, timed
   /// by the caller with wall_now(); on one thread wall time bounds CPU time). Applied at the next sample.
   void exclude_cpu_time(SimTime dt);
+  /// The calling thread's host time without sampling or charging anything (for log lines).
+  SimTime peek();
   /// Wall time since this clock's epoch (steady clock).
   SimTime wall_now() const;
   /// Largest host time reached by any thread.
