@@ -38,6 +38,12 @@ int main() {
   EXPECT_ERR("unknown attribute", cudaErrorInvalidValue,
              [] { int v; return cudaDeviceGetAttribute(&v, (cudaDeviceAttr)99999, 0); }());
   EXPECT_ERR("errors are not sticky", cudaSuccess, [] { void* q; cudaError_t r = cudaMalloc(&q, 16); cudaFree(q); return r; }());
+  // Functions Genie does not emulate exist (the program links and loads) and say so.
+  cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+  EXPECT_EQ_INT("channel desc is a plain value", 32, desc.x);
+  cudaArray_t arr;
+  EXPECT_ERR("arrays are not emulated", cudaErrorNotSupported, cudaMallocArray(&arr, &desc, 4, 4));
+  EXPECT_ERR("and that is the last error", cudaErrorNotSupported, cudaGetLastError());
   std::printf("error string: %s / %s\n", cudaGetErrorName(cudaErrorMemoryAllocation),
               cudaGetErrorString(cudaErrorMemoryAllocation));
   return finish("errors");

@@ -63,3 +63,7 @@ cudaError_t reject(const char* fn, const char* what, cudaError_t e) noexcept {
 }
 
 }  // namespace genie::fakecuda::abi
+
+namespace genie::fakecuda::abi {
+void record_error_code(int e) noexcept { record_error(static_cast<cudaError_t>(e)); }
+}  // namespace genie::fakecuda::abi

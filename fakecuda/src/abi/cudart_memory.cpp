@@ -517,3 +517,8 @@ GENIE_CUDART_EXPORT cudaError_t cudaMemPrefetchAsync(const void*, size_t, cudaMe
 GENIE_CUDART_EXPORT cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) {
   return cudaSuccess;
 }
+
+GENIE_CUDART_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                                       enum cudaChannelFormatKind f) {
+  return cudaChannelFormatDesc{x, y, z, w, f};  // a plain value: no device involved
+}
