@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <cstring>
 #include <atomic>
 #include <mutex>
 #include <spdlog/cfg/helpers.h>
@@ -52,6 +54,9 @@ class VirtualTimeFlag : public spdlog::custom_flag_formatter {
 
 struct State {
   std::once_flag once;
+  // The module loggers by the address of their name constant: the hot path of every log macro (a
+  // trace line that is filtered out costs this lookup and a level check, no lock).
+  std::array<std::pair<const char*, spdlog::logger*>, 5> fast{};
   std::shared_ptr<spdlog::sinks::dist_sink_mt> sinks;
   std::mutex mu;
   std::map<std::string, std::shared_ptr<spdlog::logger>> loggers;
@@ -91,6 +96,8 @@ void init_once() {
     s.loggers[name] = lg;
     spdlog::register_logger(lg);
   }
+  size_t i = 0;
+  for (const char* name : {kCommon, kNetsim, kSched, kFakecuda, kShim}) s.fast[i++] = {name, s.loggers[name].get()};
   // spdlog's load_levels applies to registered loggers; bad level names are ignored by spdlog.
   spdlog::cfg::helpers::load_levels(cfg.get(kLogLevel));
   if (!file.empty() && s.sinks->sinks().size() == 1 &&
@@ -106,7 +113,10 @@ void init_once() {
 spdlog::logger* get(const char* name) noexcept {
   auto& s = state();
   try {
-    std::call_once(s.once, init_once);
+    // std::call_once writes libstdc++'s thread-locals on every call: check the flag first.
+    if (!g_initialized.load(std::memory_order_acquire)) std::call_once(s.once, init_once);
+    for (const auto& [n, lg] : s.fast)  // each library has its own copy of the name constants
+      if (n == name || (n != nullptr && std::strcmp(n, name) == 0)) return lg;
     std::lock_guard lk(s.mu);
     auto it = s.loggers.find(name);
     if (it != s.loggers.end()) return it->second.get();

@@ -64,7 +64,7 @@ std::vector<int> visible_ordinals(const std::string& text, int physical) {
   return out;
 }
 
-thread_local int t_current_device = 0;
+GENIE_TLS_FAST thread_local int t_current_device = 0;
 
 }  // namespace
 
@@ -171,6 +171,7 @@ Runtime::~Runtime() = default;
 namespace {
 struct InstanceState {
   std::once_flag once;
+  std::atomic<Runtime*> ready{nullptr};
   Runtime* rt = nullptr;
   Status status;
 };
@@ -182,6 +183,8 @@ InstanceState& instance_state() {
 
 Runtime* Runtime::instance() {
   InstanceState& s = instance_state();
+  // Fast path without std::call_once, which writes libstdc++ thread-locals on every call.
+  if (Runtime* r = s.ready.load(std::memory_order_acquire)) return r;
   std::call_once(s.once, [&] {
     auto o = options_from_config();
     if (!o.is_ok()) {
@@ -201,6 +204,7 @@ Runtime* Runtime::instance() {
       if (cfg.source(p.key) != config::Source::kDefault)
         GENIE_LOG_INFO(log::kFakecuda, "config {}={} (set by {})", p.key, cfg.text(p.key),
                        config::source_name(cfg.source(p.key)));
+    s.ready.store(s.rt, std::memory_order_release);
   });
   return s.rt;
 }
@@ -227,7 +231,7 @@ Stream* Runtime::resolve_stream(const void* handle, bool per_thread_default) {
     Stream* stream = nullptr;
     uint64_t generation = 0;
   };
-  thread_local Cache cache;
+  GENIE_TLS_FAST thread_local Cache cache;
   uint64_t gen = stream_generation_.load(std::memory_order_acquire);
   if (cache.rt == this && cache.handle == handle && cache.generation == gen) return cache.stream;
   std::shared_lock lk(handles_mu_);

@@ -35,7 +35,7 @@ const Kernel* ModuleRegistry::find_kernel(const void* host_stub) const {
     const Kernel* kernel = nullptr;
     uint64_t generation = 0;
   };
-  thread_local Cache cache;
+  GENIE_TLS_FAST thread_local Cache cache;
   uint64_t gen = generation_.load(std::memory_order_acquire);
   if (cache.stub == host_stub && cache.generation == gen && cache.kernel != nullptr) return cache.kernel;
   std::shared_lock lk(mu_);

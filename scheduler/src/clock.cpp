@@ -2,6 +2,8 @@
 // Clock implementation: per-thread virtual time from sampled thread CPU time plus modelled overheads.
 #include "genie/sched/clock.hpp"
 
+#include "genie/common/status.hpp"
+
 #include <time.h>
 
 #include <algorithm>
@@ -41,7 +43,7 @@ Clock::Clock(ClockOptions options)
     : options_(options), id_(g_next_clock_id.fetch_add(1)), epoch_wall_ns_(read_clock_ns(CLOCK_MONOTONIC)) {}
 
 Clock::ThreadState& Clock::thread_state() {
-  thread_local ThreadState ts;
+  GENIE_TLS_FAST thread_local ThreadState ts;
   if (ts.clock_id != id_) {
     ts.clock_id = id_;
     ts.vt_ns = max_host_ns_.load(std::memory_order_relaxed);

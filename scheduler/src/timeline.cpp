@@ -41,26 +41,28 @@ struct Lane::State {
 
 namespace {
 
-void run_op(Timeline& tl, Op& op, SimTime ready) {
+// Runs `spec` at planned start `ready`; writes start, end and status (the shared core of the inline
+// path, which has no Op object, and of the worker).
+void run_spec(Timeline& tl, OpSpec& spec, SimTime ready, SimTime* start, SimTime* end, Status* status) {
   // `ready` is the planned start: the previous op's planned end, the host's enqueue time and the
   // dependencies. In realtime mode the worker sleeps until the planned end, so a late wake-up does not
   // push later ops back (a GPU runs queued work back to back).
   Clock& clock = tl.clock();
-  op.start = ready;
-  if (op.spec.run) {
-    Result<SimTime> r = op.spec.run(ready);
+  *start = ready;
+  if (spec.run) {
+    Result<SimTime> r = spec.run(ready);
     if (r.is_ok()) {
-      op.end = max(r.value(), ready);
+      *end = max(r.value(), ready);
     } else {
-      op.status = r.status();
-      op.end = clock.is_virtual() ? ready : max(ready, clock.wall_now());
+      *status = r.status();
+      *end = clock.is_virtual() ? ready : max(ready, clock.wall_now());
     }
     return;
   }
-  if (op.spec.action) op.spec.action();
-  op.end = ready + op.spec.duration;
+  if (spec.action) spec.action();
+  *end = ready + spec.duration;
   if (!clock.is_virtual()) {
-    SimTime left = op.end - clock.wall_now();
+    SimTime left = *end - clock.wall_now();
     if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
   }
 }
@@ -82,7 +84,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       auto t = tl.wait(d);
       if (t.is_ok()) ready = max(ready, t.value());
     }
-    run_op(tl, *op, ready);
+    run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
     {
       std::lock_guard lk(st->mu);
       st->last_end = op->end;
@@ -126,21 +128,21 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
     }
     if (deps_known) {
       // Complete now: the op's start and end are known and nothing runs before it.
-      Op op;
-      op.spec = std::move(spec);
+      SimTime start, end;
+      Status status;
       // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
-      bool has_work = op.spec.action || op.spec.run;
+      bool has_work = spec.action || spec.run;
       SimTime work_start = has_work ? clock.wall_now() : SimTime::zero();
-      run_op(timeline_, op, ready);
+      run_spec(timeline_, spec, ready, &start, &end, &status);
       if (has_work) clock.exclude_cpu_time(clock.wall_now() - work_start);
-      st.last_end = op.end;
-      if (!op.status.is_ok() && st.error.is_ok()) st.error = op.status;
-      if (timeline_.record_trace()) st.records.push_back({op.spec.label, op.start, op.end});
-      if (op.status.is_ok()) return Dep::at(op.end);
+      st.last_end = end;
+      if (timeline_.record_trace()) st.records.push_back({spec.label, start, end});
+      if (status.is_ok()) return Dep::at(end);
+      if (st.error.is_ok()) st.error = status;
       auto failed = std::make_shared<Op>();
-      failed->status = op.status;
-      failed->start = op.start;
-      failed->end = op.end;
+      failed->status = std::move(status);
+      failed->start = start;
+      failed->end = end;
       failed->done.store(true, std::memory_order_release);
       return Dep::on(std::move(failed));
     }

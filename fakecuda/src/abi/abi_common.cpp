@@ -7,10 +7,10 @@
 #include <cstring>
 
 namespace genie::fakecuda::abi {
-thread_local const char* t_api_name = nullptr;
+GENIE_TLS_FAST thread_local const char* t_api_name = nullptr;
 
 namespace {
-thread_local cudaError_t t_last_error = cudaSuccess;
+GENIE_TLS_FAST thread_local cudaError_t t_last_error = cudaSuccess;
 }
 
 cudaError_t to_cuda(const Status& s, cudaError_t fallback) noexcept {

@@ -34,7 +34,7 @@ cudaError_t init_error() noexcept;
 /// Runs an API body: never lets an exception escape, records the returned error, logs a warning naming
 /// the function for errors other than not-ready.
 /// Name of the API function whose body is running on this thread (for messages from inside lambdas).
-extern thread_local const char* t_api_name;
+extern GENIE_TLS_FAST thread_local const char* t_api_name;
 
 template <class F>
 cudaError_t guard(const char* fn, F&& body) noexcept {

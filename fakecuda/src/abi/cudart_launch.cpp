@@ -27,7 +27,7 @@ struct CallConfig {
   size_t shared_mem;
   void* stream;
 };
-thread_local std::vector<CallConfig> t_call_configs;
+GENIE_TLS_FAST thread_local std::vector<CallConfig> t_call_configs;
 
 KernelShape shape_of(dim3 g, dim3 b, size_t shmem) {
   KernelShape s;

@@ -121,3 +121,8 @@ Status as_status(const Result<T>& r) { return r.status(); }
   do {                                                                                          \
     if (!(cond)) ::genie::detail::assert_fail(#cond, __FILE__, __LINE__, ::std::string(__VA_ARGS__)); \
   } while (0)
+
+/// Thread-local storage on hot API paths: the initial-exec model avoids a __tls_get_addr call per access
+/// in our shared libraries. The few bytes come from glibc's static TLS surplus, which also serves
+/// libraries loaded later with dlopen (as `import torch` loads libcudart).
+#define GENIE_TLS_FAST __attribute__((tls_model("initial-exec")))
