@@ -14,7 +14,7 @@ endif()
 
 add_compile_options(-Wall -Wextra -Wno-unused-parameter)
 if(GENIE_SANITIZE STREQUAL "address")
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 elseif(GENIE_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread)

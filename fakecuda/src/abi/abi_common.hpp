@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <new>
 
 #include "genie/common/log.hpp"
@@ -17,6 +18,16 @@
 #endif
 
 namespace genie::fakecuda::abi {
+
+/// The raw integer of an enum argument from C code, read as bytes: a C caller may pass any value, and
+/// loading an out-of-range value as the C++ enum type is undefined behaviour (UBSan: -fsanitize=enum).
+template <class E>
+int enum_raw(const E& e) noexcept {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
 
 /// The one place a Status becomes a cudaError_t (STYLE.md §3). `fallback` is used for kInvalidUsage,
 /// whose CUDA code depends on the call (capture misuse, handle misuse...).

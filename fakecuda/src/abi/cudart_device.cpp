@@ -144,7 +144,7 @@ GENIE_CUDART_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAtt
     if (value == nullptr) return reject(__func__, "value");
     GENIE_RT(r);
     if (check_device(r, device) != cudaSuccess) return reject(__func__, "device", cudaErrorInvalidDevice);
-    auto v = device_attribute(r->device(device).spec(), device, static_cast<int>(attr));
+    auto v = device_attribute(r->device(device).spec(), device, abi::enum_raw(attr));
     if (!v.is_ok()) return reject(__func__, "attr");
     *value = v.value();
     return cudaSuccess;

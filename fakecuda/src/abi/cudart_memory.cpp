@@ -33,14 +33,16 @@ cudaError_t alloc_error(const Status& s) {
   return s.code() == Errc::kOutOfMemory ? cudaErrorMemoryAllocation : to_cuda(s);
 }
 
-cudaError_t check_kind(cudaMemcpyKind kind) {
-  return static_cast<int>(kind) < 0 || static_cast<int>(kind) > 4 ? cudaErrorInvalidMemcpyDirection : cudaSuccess;
+cudaError_t check_kind(const cudaMemcpyKind& kind) {
+  int k = abi::enum_raw(kind);
+  return k < 0 || k > 4 ? cudaErrorInvalidMemcpyDirection : cudaSuccess;
 }
 
-cudaError_t copy_impl(Runtime* r, void* dst, const void* src, size_t n, cudaMemcpyKind kind, Stream& s, bool sync) {
+cudaError_t copy_impl(Runtime* r, void* dst, const void* src, size_t n, const cudaMemcpyKind& kind, Stream& s,
+                      bool sync) {
   if (check_kind(kind) != cudaSuccess) return reject("cudaMemcpy", "kind", cudaErrorInvalidMemcpyDirection);
   if (sync && r->is_capturing(s)) return cudaErrorStreamCaptureUnsupported;
-  Status st = r->copy_async(dst, src, n, s, static_cast<int>(kind));
+  Status st = r->copy_async(dst, src, n, s, abi::enum_raw(kind));
   if (!st.is_ok()) return reject("cudaMemcpy", st.message().c_str(), to_cuda(st));
   if (sync) return to_cuda(r->synchronize(s), cudaErrorStreamCaptureUnsupported);
   return cudaSuccess;
@@ -244,7 +246,7 @@ cudaError_t impl_cudaMemsetAsync(bool ptds, void* dst, int value, size_t count, 
 
 // 2D copies: one stream op that copies `height` rows; every row is checked before anything is queued.
 cudaError_t copy2d(Runtime* r, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                   cudaMemcpyKind kind, Stream& s, bool sync) {
+                   const cudaMemcpyKind& kind, Stream& s, bool sync) {
   if (check_kind(kind) != cudaSuccess) return cudaErrorInvalidMemcpyDirection;
   if (width > dpitch || width > spitch) return reject("cudaMemcpy2D", "width", cudaErrorInvalidPitchValue);
   if (height == 0 || width == 0) return cudaSuccess;

@@ -34,8 +34,8 @@ constexpr unsigned kValidCtxFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX
 constexpr int kLeastPriority = 0;
 constexpr int kGreatestPriority = -5;
 
-const char* error_name(CUresult e) {
-  switch (static_cast<int>(e)) {
+const char* error_name(int e) {
+  switch (e) {
 #define X(name, value) \
   case value:          \
     return #name;
@@ -47,7 +47,7 @@ const char* error_name(CUresult e) {
 
 // Descriptions as the real cuGetErrorString prints them (cuda.h enum comments),
 // for the codes we return.
-const char* error_string(CUresult e) {
+const char* error_string(int e) {
   switch (e) {
     case CUDA_SUCCESS:
       return "no error";
@@ -174,11 +174,19 @@ CUresult cuDriverGetVersion(int* driverVersion) {
   });
 }
 
+// A C caller may pass any integer as a CUresult: read it as bytes (loading an out-of-range value as
+// the enum type is undefined behaviour).
+static int raw_code(const CUresult& e) {
+  int v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
+
 CUresult cuGetErrorString(CUresult error, const char** pStr) {
   return guard(__func__, [&](const char* fn) -> CUresult {
     if (pStr == nullptr) return reject(fn, "pStr");
-    const char* s = error_string(error);
-    *pStr = s != nullptr ? s : error_name(error);
+    const char* s = error_string(raw_code(error));
+    *pStr = s != nullptr ? s : error_name(raw_code(error));
     return *pStr != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   });
 }
@@ -186,7 +194,7 @@ CUresult cuGetErrorString(CUresult error, const char** pStr) {
 CUresult cuGetErrorName(CUresult error, const char** pStr) {
   return guard(__func__, [&](const char* fn) -> CUresult {
     if (pStr == nullptr) return reject(fn, "pStr");
-    *pStr = error_name(error);
+    *pStr = error_name(raw_code(error));
     return *pStr != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   });
 }
