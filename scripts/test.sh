@@ -5,5 +5,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${GENIE_BUILD_DIR:-$here/build}
 "$here/scripts/build.sh"
-cd "$build"
-ctest -j "${GENIE_JOBS:-2}" --output-on-failure --timeout 600 ${GENIE_CTEST_ARGS:-}
+(cd "$build" && ctest -j "${GENIE_JOBS:-2}" --output-on-failure --timeout 600 ${GENIE_CTEST_ARGS:-})
+
+# GENIE_SANITIZERS=1: the unit and e2e suites again under ASan+UBSan and under TSan (build-asan,
+# build-tsan). Not yet part of the default run (issue #9 moves it into CI once its time is measured).
+if [ "${GENIE_SANITIZERS:-0}" = "1" ]; then
+  for san in address thread; do
+    dir="$here/build-${san/address/asan}"; dir="${dir/thread/tsan}"
+    GENIE_BUILD_DIR="$dir" GENIE_BUILD_TYPE=RelWithDebInfo \
+      GENIE_CMAKE_ARGS="-DGENIE_SANITIZE=$san -DGENIE_BUILD_BENCH=OFF" "$here/scripts/build.sh"
+    (cd "$dir" && ctest -j "${GENIE_JOBS:-2}" -L "unit|e2e" --output-on-failure --timeout 600)
+  done
+fi

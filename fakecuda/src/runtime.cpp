@@ -370,27 +370,32 @@ Status Runtime::record_event(Event& e, Stream& s) {
 
 Status Runtime::wait_event(Stream& s, Event& e) {
   if (e.ipc != nullptr) return wait_ipc_event(s, e);  // `ipc` is set at creation and never changes
+  // Lock order: capture_mu_ before an event's mutex (as record_event); copy the event's state first.
   sched::Dep point;
+  std::shared_ptr<CaptureSession> capture;
+  std::vector<int> frontier;
   {
     std::lock_guard ek(e.mu);
-    if (e.capture) {
-      // Fork/join during capture: `s` joins the capture of the event's stream.
-      std::lock_guard lk(capture_mu_);
-      if (!s.capture) {
-        s.capture = e.capture;
-        s.capture_frontier = e.capture_frontier;
-        s.capturing.store(true, std::memory_order_release);
-      } else if (s.capture == e.capture) {
-        for (int n : e.capture_frontier)
-          if (std::find(s.capture_frontier.begin(), s.capture_frontier.end(), n) == s.capture_frontier.end())
-            s.capture_frontier.push_back(n);
-      } else {
-        return invalid_usage("event belongs to a different stream capture");
-      }
-      return Status::ok();
-    }
-    if (!e.recorded) return Status::ok();  // waiting on a never-recorded event is a no-op
+    if (!e.capture && !e.recorded) return Status::ok();  // waiting on a never-recorded event is a no-op
+    capture = e.capture;
+    frontier = e.capture_frontier;
     point = e.point;
+  }
+  if (capture) {
+    // Fork/join during capture: `s` joins the capture of the event's stream.
+    std::lock_guard lk(capture_mu_);
+    if (!s.capture) {
+      s.capture = capture;
+      s.capture_frontier = frontier;
+      s.capturing.store(true, std::memory_order_release);
+    } else if (s.capture == capture) {
+      for (int n : frontier)
+        if (std::find(s.capture_frontier.begin(), s.capture_frontier.end(), n) == s.capture_frontier.end())
+          s.capture_frontier.push_back(n);
+    } else {
+      return invalid_usage("event belongs to a different stream capture");
+    }
+    return Status::ok();
   }
   sched::OpSpec spec;
   spec.label = "wait";

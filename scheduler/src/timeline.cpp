@@ -26,8 +26,27 @@ bool Dep::resolved() const { return !op_ || op_->done.load(std::memory_order_acq
 SimTime Dep::time() const { return op_ ? op_->end : time_; }
 Status Dep::status() const { return op_ && resolved() ? op_->status : Status::ok(); }
 
+struct Timeline::Core {
+  Core(ClockOptions o, bool trace) : clock(o), record_trace(trace) {}
+  Clock clock;
+  bool record_trace;
+  std::mutex mu;
+  std::condition_variable cv;
+
+  void wait_for(const std::function<bool()>& pred) {
+    std::unique_lock lk(mu);
+    cv.wait(lk, pred);
+  }
+  // Called by workers after an op completes. Notifying under the lock means a waiter that saw the op's
+  // done flag under the lock returns only after this call has let go of the core.
+  void notify_completion() {
+    std::lock_guard lk(mu);
+    cv.notify_all();
+  }
+};
+
 struct Lane::State {
-  Timeline* timeline = nullptr;
+  std::shared_ptr<Timeline::Core> core;
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Op>> queue;
@@ -43,11 +62,11 @@ namespace {
 
 // Runs `spec` at planned start `ready`; writes start, end and status (the shared core of the inline
 // path, which has no Op object, and of the worker).
-void run_spec(Timeline& tl, OpSpec& spec, SimTime ready, SimTime* start, SimTime* end, Status* status) {
+void run_spec(Timeline::Core& tl, OpSpec& spec, SimTime ready, SimTime* start, SimTime* end, Status* status) {
   // `ready` is the planned start: the previous op's planned end, the host's enqueue time and the
   // dependencies. In realtime mode the worker sleeps until the planned end, so a late wake-up does not
   // push later ops back (a GPU runs queued work back to back).
-  Clock& clock = tl.clock();
+  Clock& clock = tl.clock;
   *start = ready;
   if (spec.run) {
     Result<SimTime> r = spec.run(ready);
@@ -67,8 +86,15 @@ void run_spec(Timeline& tl, OpSpec& spec, SimTime ready, SimTime* start, SimTime
   }
 }
 
+Result<SimTime> wait_dep(Timeline::Core& core, const Dep& d) {
+  if (!d.resolved()) core.wait_for([&] { return d.resolved(); });
+  Status s = d.status();
+  if (!s.is_ok()) return s;
+  return d.time();
+}
+
 void worker_loop(std::shared_ptr<Lane::State> st) {
-  Timeline& tl = *st->timeline;
+  Timeline::Core& tl = *st->core;
   for (;;) {
     std::shared_ptr<Op> op;
     SimTime prev_end;
@@ -81,7 +107,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     }
     SimTime ready = max(prev_end, op->not_before);
     for (const Dep& d : op->spec.deps) {
-      auto t = tl.wait(d);
+      auto t = wait_dep(tl, d);
       if (t.is_ok()) ready = max(ready, t.value());
     }
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
@@ -91,20 +117,23 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       if (!op->status.is_ok() && st->error.is_ok()) st->error = op->status;
       st->queue.pop_front();
       if (st->pending_tail == op) st->pending_tail.reset();
-      if (tl.record_trace()) st->records.push_back({op->spec.label, op->start, op->end});
+      if (tl.record_trace) st->records.push_back({op->spec.label, op->start, op->end});
     }
     // Release the op's closures (they may hold buffers) before signalling.
     op->spec.action = nullptr;
     op->spec.run = nullptr;
-    op->done.store(true, std::memory_order_release);
-    tl.notify_completion();
+    {
+      std::lock_guard lk(tl.mu);
+      op->done.store(true, std::memory_order_release);
+      tl.cv.notify_all();
+    }
   }
 }
 
 }  // namespace
 
 Lane::Lane(Timeline& timeline) : timeline_(timeline), state_(std::make_shared<State>()) {
-  state_->timeline = &timeline;
+  state_->core = timeline.core_;
 }
 
 Lane::~Lane() {
@@ -133,10 +162,10 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
       bool has_work = spec.action || spec.run;
       SimTime work_start = has_work ? clock.wall_now() : SimTime::zero();
-      run_spec(timeline_, spec, ready, &start, &end, &status);
+      run_spec(*st.core, spec, ready, &start, &end, &status);
       if (has_work) clock.exclude_cpu_time(clock.wall_now() - work_start);
       st.last_end = end;
-      if (timeline_.record_trace()) st.records.push_back({spec.label, start, end});
+      if (st.core->record_trace) st.records.push_back({spec.label, start, end});
       if (status.is_ok()) return Dep::at(end);
       if (st.error.is_ok()) st.error = status;
       auto failed = std::make_shared<Op>();
@@ -193,31 +222,18 @@ std::vector<OpRecord> Lane::records() const {
 }
 
 Timeline::Timeline(ClockOptions clock_options, bool record_trace)
-    : clock_(clock_options), record_trace_(record_trace) {}
+    : core_(std::make_shared<Core>(clock_options, record_trace)) {}
 
-void Timeline::wait_for(const std::function<bool()>& pred) {
-  std::unique_lock lk(mu_);
-  cv_.wait(lk, pred);
-}
+Clock& Timeline::clock() { return core_->clock; }
+bool Timeline::record_trace() const { return core_->record_trace; }
+
+void Timeline::wait_for(const std::function<bool()>& pred) { core_->wait_for(pred); }
 
 bool Timeline::wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  std::unique_lock lk(mu_);
-  return cv_.wait_for(lk, timeout, pred);
+  std::unique_lock lk(core_->mu);
+  return core_->cv.wait_for(lk, timeout, pred);
 }
 
-Result<SimTime> Timeline::wait(const Dep& d) {
-  if (!d.resolved()) wait_for([&] { return d.resolved(); });
-  Status s = d.status();
-  if (!s.is_ok()) return s;
-  return d.time();
-}
-
-void Timeline::notify_completion() {
-  {
-    std::lock_guard lk(mu_);
-    completions_.fetch_add(1, std::memory_order_relaxed);
-  }
-  cv_.notify_all();
-}
+Result<SimTime> Timeline::wait(const Dep& d) { return wait_dep(*core_, d); }
 
 }  // namespace genie::sched

@@ -98,23 +98,22 @@ class Lane {
 class Timeline {
  public:
   explicit Timeline(ClockOptions clock_options, bool record_trace = false);
-  Clock& clock() { return clock_; }
-  bool record_trace() const { return record_trace_; }
+  Clock& clock();
+  bool record_trace() const;
 
   /// Waits (wall time) until `pred()` holds; `pred` is re-evaluated after every op completion.
   void wait_for(const std::function<bool()>& pred);
   bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
   /// Waits until `d` is resolved; returns its time or its error.
   Result<SimTime> wait(const Dep& d);
-  /// Called by workers after an op completes.
-  void notify_completion();
+
+  /// The clock and the completion signal, shared with lane workers so they stay valid while a worker
+  /// finishes an op even if the Timeline object is gone.
+  struct Core;
 
  private:
-  Clock clock_;
-  bool record_trace_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::atomic<uint64_t> completions_{0};
+  friend class Lane;
+  std::shared_ptr<Core> core_;
 };
 
 }  // namespace genie::sched
