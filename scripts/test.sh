@@ -10,8 +10,8 @@ build=${GENIE_BUILD_DIR:-$here/build}
 # GENIE_SANITIZERS=1: the unit and e2e suites again under ASan+UBSan and under TSan (build-asan,
 # build-tsan). Not yet part of the default run (issue #9 moves it into CI once its time is measured).
 if [ "${GENIE_SANITIZERS:-0}" = "1" ]; then
-  for san in address thread; do
-    dir="$here/build-${san/address/asan}"; dir="${dir/thread/tsan}"
+  for pair in address:asan thread:tsan; do
+    san=${pair%%:*}; dir="$here/build-${pair##*:}"
     GENIE_BUILD_DIR="$dir" GENIE_BUILD_TYPE=RelWithDebInfo \
       GENIE_CMAKE_ARGS="-DGENIE_SANITIZE=$san -DGENIE_BUILD_BENCH=OFF" "$here/scripts/build.sh"
     (cd "$dir" && ctest -j "${GENIE_JOBS:-2}" -L "unit|e2e" --output-on-failure --timeout 600)
