@@ -10,6 +10,9 @@ namespace genie::sched {
 /// `genie env`: prints the LD_PRELOAD / LD_LIBRARY_PATH lines that put Genie's libraries under a program.
 void register_env_command(CLI::App& app, int* exit_code);
 
+/// `genie presets`: lists device and topology presets with one-line descriptions.
+void register_presets_command(CLI::App& app, int* exit_code);
+
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();
 
