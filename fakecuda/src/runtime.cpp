@@ -2,9 +2,6 @@
 // Runtime: options, devices, streams and op submission (legacy-stream rules, capture), sync and query.
 #include "genie/fakecuda/runtime.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <sstream>
 #include <thread>
@@ -323,7 +320,7 @@ Event* Runtime::create_event(unsigned flags) {
   auto e = std::make_unique<Event>();
   e->flags = flags;
   e->device = current_device();
-  if ((flags & 0x4 /* cudaEventInterprocess */) && !make_ipc_event(*e).is_ok()) return nullptr;
+  if ((flags & kEventInterprocess) && !make_ipc_event(*e).is_ok()) return nullptr;
   Event* p = e.get();
   std::unique_lock lk(handles_mu_);
   events_.emplace(p, std::move(e));
@@ -334,8 +331,7 @@ Status Runtime::destroy_event(Event* e) {
   std::unique_lock lk(handles_mu_);
   auto it = events_.find(e);
   if (it == events_.end()) return invalid_argument("unknown event");
-  if (e->ipc != nullptr) munmap(e->ipc, 4096);
-  if (e->ipc_fd >= 0) close(e->ipc_fd);
+  release_ipc_event(*e);
   events_.erase(it);
   return Status::ok();
 }
@@ -431,7 +427,7 @@ Result<float> Runtime::elapsed_ms(Event& start, Event& end) {
   sched::Dep a, b;
   {
     std::scoped_lock lk(start.mu, end.mu);
-    if ((start.flags | end.flags) & 0x2 /* cudaEventDisableTiming */)
+    if ((start.flags | end.flags) & kEventDisableTiming)
       return invalid_usage("an event was created with cudaEventDisableTiming");
     if (!start.recorded || !end.recorded) return invalid_usage("an event has not been recorded");
     a = start.point;

@@ -52,30 +52,28 @@ const Kernel* ModuleRegistry::from_handle(const void* handle) {
   return r.handles_.count(handle) ? static_cast<const Kernel*>(handle) : nullptr;
 }
 
+namespace {
+// A __device__ variable as device memory: its host shadow is its storage (not owned: nothing to unmap).
+Allocation variable_range(void* host_var, size_t size) {
+  Allocation a;
+  a.base = reinterpret_cast<uintptr_t>(host_var);
+  a.size = size;
+  a.kind = MemKind::kDevice;
+  a.device = 0;
+  return a;
+}
+}  // namespace
+
 void ModuleRegistry::register_var(void* host_var, size_t size) {
   std::unique_lock lk(mu_);
   vars_.emplace_back(host_var, size);
-  if (memory_) {
-    Allocation a;
-    a.base = reinterpret_cast<uintptr_t>(host_var);
-    a.size = size;
-    a.kind = MemKind::kDevice;
-    a.device = 0;
-    memory_->add(a);
-  }
+  if (memory_) memory_->add(variable_range(host_var, size));
 }
 
 void ModuleRegistry::attach(MemoryRegistry* memory) {
   std::unique_lock lk(mu_);
   memory_ = memory;
-  for (auto& [p, n] : vars_) {
-    Allocation a;
-    a.base = reinterpret_cast<uintptr_t>(p);
-    a.size = n;
-    a.kind = MemKind::kDevice;
-    a.device = 0;
-    memory->add(a);
-  }
+  for (auto& [p, n] : vars_) memory->add(variable_range(p, n));
 }
 
 Status Runtime::launch_kernel(const Kernel& k, const KernelShape& shape, Stream& s) {

@@ -40,6 +40,13 @@ Status Runtime::make_ipc_event(Event& e) {
   return Status::ok();
 }
 
+void Runtime::release_ipc_event(Event& e) {
+  if (e.ipc != nullptr) munmap(e.ipc, kIpcBlockBytes);
+  if (e.ipc_fd >= 0) close(e.ipc_fd);
+  e.ipc = nullptr;
+  e.ipc_fd = -1;
+}
+
 Result<std::pair<int, int>> Runtime::export_event(Event& e) {
   std::lock_guard lk(e.mu);
   if (e.ipc == nullptr || e.ipc_fd < 0) return invalid_usage("event was not created with cudaEventInterprocess");
@@ -53,7 +60,7 @@ Result<Event*> Runtime::open_event(int pid, int fd) {
   auto blk = map_block(local, false);
   close(local);
   if (!blk.is_ok()) return blk.status();
-  Event* e = create_event(0x2 | 0x4);  // cudaEventDisableTiming | cudaEventInterprocess
+  Event* e = create_event(kEventDisableTiming | kEventInterprocess);
   std::lock_guard lk(e->mu);
   e->ipc = blk.value();
   return e;

@@ -289,6 +289,19 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   });
 }
 
+namespace {
+// Registers a new physical allocation (one handle reference) and hands out its handle.
+CUresult publish_handle(PhysAlloc* p, CUmemGenericAllocationHandle* handle) {
+  p->handle_refs = 1;
+  Vmm& v = vmm();
+  std::lock_guard lk(v.mu);
+  p->block_id = v.next_block_id++;
+  v.handles.insert(p);
+  *handle = static_cast<CUmemGenericAllocationHandle>(reinterpret_cast<uintptr_t>(p));
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                      unsigned long long flags) {
   return guard(__func__, [&](const char* fn) -> CUresult {
@@ -325,13 +338,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
     p->fd = fd;
     p->prop = *prop;
     p->accounted = size;
-    p->handle_refs = 1;
-    Vmm& v = vmm();
-    std::lock_guard lk(v.mu);
-    p->block_id = v.next_block_id++;
-    v.handles.insert(p);
-    *handle = static_cast<CUmemGenericAllocationHandle>(reinterpret_cast<uintptr_t>(p));
-    return CUDA_SUCCESS;
+    return publish_handle(p, handle);
   });
 }
 
@@ -570,13 +577,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
     p->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     p->prop.location.id = dev;
     p->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    p->handle_refs = 1;
-    Vmm& v = vmm();
-    std::lock_guard lk(v.mu);
-    p->block_id = v.next_block_id++;
-    v.handles.insert(p);
-    *handle = static_cast<CUmemGenericAllocationHandle>(reinterpret_cast<uintptr_t>(p));
-    return CUDA_SUCCESS;
+    return publish_handle(p, handle);
   });
 }
 

@@ -65,6 +65,9 @@ struct CaptureSession;
 
 /// Stream creation flags (cudaStreamNonBlocking).
 inline constexpr unsigned kStreamNonBlocking = 0x1;
+/// Event creation flags (cudaEventDisableTiming, cudaEventInterprocess in driver_types.h).
+inline constexpr unsigned kEventDisableTiming = 0x2;
+inline constexpr unsigned kEventInterprocess = 0x4;
 
 /// An emulated stream. Owned by the Runtime; the C handle (cudaStream_t) is its address.
 class Stream {
@@ -260,6 +263,7 @@ class Runtime {
  private:
   Status wait_point(const sched::Dep& d);
   Status make_ipc_event(Event& e);
+  static void release_ipc_event(Event& e);
   Status record_ipc_event(Event& e, Stream& s);
   Status query_ipc_event(Event& e);
   Status synchronize_ipc_event(Event& e);
