@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,6 +27,36 @@ Result<void*> MemoryRegistry::map_anonymous(size_t size) {
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(errno));
   return p;
+}
+
+namespace {
+uint64_t inode_of(int fd) {
+  struct stat st {};
+  return fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+}  // namespace
+
+Status MemoryRegistry::map_shareable(size_t size, Allocation* a) {
+  const size_t len = page_round(size == 0 ? 1 : size);
+  int fd = memfd_create("genie-device", MFD_CLOEXEC);
+  if (fd < 0) return system_error(std::string("memfd_create: ") + std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    int err = errno;
+    close(fd);
+    return Status(Errc::kOutOfMemory, std::string("ftruncate of device memory: ") + std::strerror(err));
+  }
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    close(fd);
+    return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(err));
+  }
+  a->base = reinterpret_cast<uintptr_t>(p);
+  a->size = size;
+  a->mapped_size = len;
+  a->shared_fd = fd;
+  a->shared_id = inode_of(fd);
+  return Status::ok();
 }
 
 void MemoryRegistry::unmap(void* p, size_t mapped_size) {
@@ -108,6 +139,7 @@ Result<Allocation> MemoryRegistry::make_shareable(const void* base) {
     return system_error(std::string("mmap fixed: ") + std::strerror(errno));
   }
   a.shared_fd = fd;
+  a.shared_id = inode_of(fd);
   return a;
 }
 

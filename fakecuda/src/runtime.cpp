@@ -37,6 +37,10 @@ const config::Param<int64_t> kQueryWaitMs{
     "Virtual mode: wall-clock ms a non-blocking query waits for unresolved work (a collective waiting for "
     "peers) before answering not-ready.",
     {}, 0.0, 60000.0};
+const config::Param<bool> kShareable{
+    "fakecuda.shareable_memory", true,
+    "Back device memory with memfds so NCCL peers in other processes read it in place (off: anonymous memory; "
+    "collectives across processes then fail)."};
 const config::Param<bool> kTrace{"fakecuda.trace", false, "Record every stream op for the trace."};
 
 // Parses CUDA_VISIBLE_DEVICES as the CUDA runtime does: entries up to the first invalid one.
@@ -76,6 +80,7 @@ Result<RuntimeOptions> options_from_config() {
   o.cost_table = cfg.get(kCostTable);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
   o.record_trace = cfg.get(kTrace);
+  o.shareable_memory = cfg.get(kShareable);
   return o;
 }
 

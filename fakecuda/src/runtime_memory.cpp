@@ -24,20 +24,30 @@ Result<void*> Runtime::device_alloc(int device, size_t size, MemKind kind) {
     return Status(Errc::kOutOfMemory, "out of memory on device " + std::to_string(device) + ": asked " +
                                           std::to_string(size) + " bytes, " +
                                           std::to_string(dev.spec().memory_bytes - dev.used_bytes()) + " free");
-  auto p = MemoryRegistry::map_anonymous(size);
-  if (!p.is_ok()) {
-    dev.release_bytes(charge);
-    return p.status();
-  }
   Allocation a;
-  a.base = reinterpret_cast<uintptr_t>(p.value());
-  a.size = size;
-  a.mapped_size = MemoryRegistry::page_round(size == 0 ? 1 : size);
+  if (options_.shareable_memory) {
+    // On a memfd from birth: NCCL peers in other processes map the same pages (zero-copy collectives),
+    // and nothing has to be moved later while streams may be using the range.
+    Status st = MemoryRegistry::map_shareable(size, &a);
+    if (!st.is_ok()) {
+      dev.release_bytes(charge);
+      return st;
+    }
+  } else {
+    auto p = MemoryRegistry::map_anonymous(size);
+    if (!p.is_ok()) {
+      dev.release_bytes(charge);
+      return p.status();
+    }
+    a.base = reinterpret_cast<uintptr_t>(p.value());
+    a.size = size;
+    a.mapped_size = MemoryRegistry::page_round(size == 0 ? 1 : size);
+  }
   a.kind = kind;
   a.device = device;
   a.accounted = charge;
   memory_.add(a);
-  return p.value();
+  return reinterpret_cast<void*>(a.base);
 }
 
 Status Runtime::free_memory(const void* p, bool expect_host) {

@@ -23,6 +23,7 @@ struct Allocation {
   int device = -1;         ///< owning device for device/managed/IPC memory, -1 for host memory
   unsigned flags = 0;      ///< cudaHostAlloc flags
   int shared_fd = -1;      ///< memfd once the range was made shareable (IPC)
+  uint64_t shared_id = 0;  ///< inode of `shared_fd`: tells a reused fd number from the original memory
   uint64_t accounted = 0;  ///< bytes charged against the device's capacity
 
   bool is_device() const { return kind == MemKind::kDevice || kind == MemKind::kManaged || kind == MemKind::kIpcMapped; }
@@ -37,6 +38,9 @@ class MemoryRegistry {
 
   /// Maps `size` bytes of zero-filled, lazily backed memory (untouched pages cost nothing).
   static Result<void*> map_anonymous(size_t size);
+  /// Maps `size` bytes of zero-filled memory on a fresh memfd (MAP_SHARED, lazily backed) so other
+  /// processes can map the same pages (NCCL peers, CUDA IPC). Fills `a`'s base, sizes, fd and id.
+  static Status map_shareable(size_t size, Allocation* a);
   static void unmap(void* p, size_t mapped_size);
   static size_t page_round(size_t n);
 

@@ -166,6 +166,8 @@ struct RuntimeOptions {
   SimTime api_overhead = SimTime::ns(500);  ///< modelled host cost of a non-launch API call
   std::string cost_table;               ///< JSON file of measured kernel durations ("" = none)
   bool record_trace = false;
+  /// Device memory lives on memfds so NCCL peers in other processes can map it (GENIE_FAKECUDA_SHAREABLE_MEMORY).
+  bool shareable_memory = true;
   /// Virtual mode: how long a non-blocking query waits (wall time) for unresolved work (a collective
   /// waiting on peers) before answering cudaErrorNotReady.
   SimTime query_wait = SimTime::ms(10);
