@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bootstrap over TCP: framed, versioned messages; the root checks the job secret before reading anything else.
+#include "bootstrap.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "genie/common/log.hpp"
+
+namespace genie::shim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Wire format: Hello {magic, version, secret, nranks, rank, RankInfo}; the root answers with Reply {magic,
+// status, nranks} followed by nranks RankInfo, or a status != 0 and a text.
+constexpr uint32_t kHelloMagic = 0x48454c4fu;  // "HELO"
+constexpr uint32_t kReplyMagic = 0x52504c59u;  // "RPLY"
+constexpr uint32_t kWireVersion = 1;
+constexpr int kMaxRanks = 1 << 20;  // an upper bound that keeps a hostile nranks from exhausting memory
+
+struct Hello {
+  uint32_t magic;
+  uint32_t version;
+  uint8_t secret[16];
+  int32_t nranks;
+  int32_t rank;
+  RankInfo info;
+};
+struct Reply {
+  uint32_t magic;
+  int32_t status;  // 0 ok, else an Errc value
+  int32_t nranks;
+  char text[116];
+};
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.release();
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Sends or receives exactly n bytes before `deadline`; polls `should_stop` every 100 ms.
+Status io_all(int fd, void* buf, size_t n, bool send, Clock::time_point deadline,
+              const std::function<bool()>& should_stop) {
+  char* p = static_cast<char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Status(Errc::kTimeout, "bootstrap: timed out waiting for peers");
+    if (should_stop && should_stop()) return Status(Errc::kRemote, "bootstrap: aborted");
+    pollfd pfd{fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
+    int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long>(left, 100)));
+    if (pr < 0 && errno != EINTR) return system_error(errno_text("bootstrap poll"));
+    if (pr <= 0) continue;
+    ssize_t r = send ? ::send(fd, p + done, n - done, MSG_NOSIGNAL) : ::recv(fd, p + done, n - done, 0);
+    if (r == 0) return Status(Errc::kRemote, "bootstrap: connection closed by peer");
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return Status(Errc::kRemote, errno_text("bootstrap socket"));
+    }
+    done += static_cast<size_t>(r);
+  }
+  return Status::ok();
+}
+
+struct Pending {
+  Fd fd;
+  int rank;
+};
+
+void send_reply(int fd, Errc code, const std::string& text, int nranks, const std::vector<RankInfo>* table,
+                Clock::time_point deadline) {
+  Reply r{};
+  r.magic = kReplyMagic;
+  r.status = static_cast<int32_t>(code);
+  r.nranks = nranks;
+  std::snprintf(r.text, sizeof(r.text), "%s", text.c_str());
+  if (!io_all(fd, &r, sizeof(r), true, deadline, {}).is_ok()) return;
+  if (table)
+    (void)io_all(fd, const_cast<RankInfo*>(table->data()), table->size() * sizeof(RankInfo), true, deadline, {});
+}
+
+// The root: accepts connections until all ranks joined. A connection with a wrong secret or a malformed
+// hello is logged and dropped; it never disturbs the ranks that did join.
+void root_loop(int listen_fd, UniqueId id, std::chrono::milliseconds timeout) {
+  Fd lfd(listen_fd);
+  const auto deadline = Clock::now() + timeout;
+  std::vector<Pending> joined;
+  std::vector<RankInfo> table;
+  int nranks = -1;
+  while (nranks < 0 || static_cast<int>(joined.size()) < nranks) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      GENIE_LOG_WARN("shim", "bootstrap root: timed out with {} of {} ranks joined", joined.size(), nranks);
+      for (auto& p : joined)
+        send_reply(p.fd.get(), Errc::kTimeout, "bootstrap timed out: not every rank joined", nranks, nullptr,
+                   Clock::now() + std::chrono::seconds(1));
+      return;
+    }
+    pollfd pfd{lfd.get(), POLLIN, 0};
+    int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long>(left, 1000)));
+    if (pr <= 0) continue;
+    sockaddr_in peer{};
+    socklen_t plen = sizeof(peer);
+    Fd c(::accept4(lfd.get(), reinterpret_cast<sockaddr*>(&peer), &plen, SOCK_CLOEXEC));
+    if (c.get() < 0) continue;
+    char addr[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &peer.sin_addr, addr, sizeof(addr));
+    Hello h{};
+    // A short deadline per hello: a silent or slow client cannot stall the others.
+    Status st = io_all(c.get(), &h, sizeof(h), false, Clock::now() + std::chrono::seconds(5), {});
+    if (!st.is_ok()) {
+      GENIE_LOG_WARN("shim", "bootstrap root: dropped a connection from {}: {}", addr, st.message());
+      continue;
+    }
+    if (h.magic != kHelloMagic || h.version != kWireVersion) {
+      GENIE_LOG_WARN("shim", "bootstrap root: dropped a malformed hello from {}", addr);
+      continue;
+    }
+    if (std::memcmp(h.secret, id.secret.data(), sizeof(h.secret)) != 0) {
+      GENIE_LOG_WARN("shim", "bootstrap root: refused a connection from {}: wrong job secret", addr);
+      continue;
+    }
+    std::string why;
+    if (h.nranks <= 0 || h.nranks > kMaxRanks)
+      why = "nranks " + std::to_string(h.nranks) + " is out of range";
+    else if (nranks >= 0 && h.nranks != nranks)
+      why = "nranks " + std::to_string(h.nranks) + " differs from the " + std::to_string(nranks) + " of other ranks";
+    else if (h.rank < 0 || h.rank >= h.nranks)
+      why = "rank " + std::to_string(h.rank) + " is out of range";
+    if (why.empty() && nranks < 0) {
+      nranks = h.nranks;
+      table.assign(static_cast<size_t>(nranks), RankInfo{});
+    }
+    if (why.empty() && table[static_cast<size_t>(h.rank)].rank >= 0)
+      why = "rank " + std::to_string(h.rank) + " joined twice";
+    if (!why.empty()) {
+      GENIE_LOG_WARN("shim", "bootstrap root: refused rank {} from {}: {}", h.rank, addr, why);
+      send_reply(c.get(), Errc::kInvalidArgument, why, nranks, nullptr, Clock::now() + std::chrono::seconds(1));
+      continue;
+    }
+    h.info.rank = h.rank;
+    h.info.host[sizeof(h.info.host) - 1] = 0;
+    h.info.node[sizeof(h.info.node) - 1] = 0;
+    table[static_cast<size_t>(h.rank)] = h.info;
+    joined.push_back({std::move(c), h.rank});
+  }
+  for (auto& p : joined) send_reply(p.fd.get(), Errc::kOk, "", nranks, &table, deadline + std::chrono::seconds(5));
+}
+
+}  // namespace
+
+void UniqueId::encode(char out[128]) const {
+  std::memset(out, 0, 128);
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  std::memcpy(out, &magic, 4);
+  std::memcpy(out + 4, &version, 2);
+  std::memcpy(out + 6, &port, 2);
+  std::memcpy(out + 8, &ipv4, 4);
+  std::memcpy(out + 12, secret.data(), secret.size());
+}
+
+Result<UniqueId> UniqueId::decode(const char in[128]) {
+  uint32_t magic = 0;
+  uint16_t version = 0;
+  std::memcpy(&magic, in, 4);
+  std::memcpy(&version, in + 4, 2);
+  if (magic != kMagic) return invalid_argument("the unique id was not created by ncclGetUniqueId (bad magic)");
+  if (version != kVersion)
+    return invalid_argument("unique id version " + std::to_string(version) + " is not supported");
+  UniqueId id;
+  std::memcpy(&id.port, in + 6, 2);
+  std::memcpy(&id.ipv4, in + 8, 4);
+  std::memcpy(id.secret.data(), in + 12, id.secret.size());
+  return id;
+}
+
+Result<UniqueId> start_root(const std::string& bind_addr, std::chrono::milliseconds timeout) {
+  UniqueId id;
+  if (inet_pton(AF_INET, bind_addr.c_str(), &id.ipv4) != 1)
+    return invalid_argument("bootstrap address '" + bind_addr + "' is not an IPv4 address (GENIE_SHIM_BOOTSTRAP_ADDR)");
+  if (getrandom(id.secret.data(), id.secret.size(), 0) != static_cast<ssize_t>(id.secret.size()))
+    return system_error(errno_text("getrandom"));
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return system_error(errno_text("socket"));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = id.ipv4;
+  sa.sin_port = 0;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0)
+    return system_error(errno_text(("bind " + bind_addr).c_str()));
+  if (::listen(fd.get(), 1024) != 0) return system_error(errno_text("listen"));
+  socklen_t len = sizeof(sa);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+    return system_error(errno_text("getsockname"));
+  id.port = ntohs(sa.sin_port);
+  std::thread(root_loop, fd.release(), id, timeout).detach();
+  return id;
+}
+
+Result<std::vector<RankInfo>> join(const UniqueId& id, int nranks, const RankInfo& mine,
+                                   std::chrono::milliseconds timeout, const std::function<bool()>& should_stop) {
+  const auto deadline = Clock::now() + timeout;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = id.ipv4;
+  sa.sin_port = htons(id.port);
+  Fd fd;
+  for (;;) {  // the root may not listen yet if the id travelled faster than its thread started
+    fd = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (fd.get() < 0) return system_error(errno_text("socket"));
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0) break;
+    int err = errno;
+    if (Clock::now() > deadline)
+      return system_error(std::string("bootstrap: cannot connect to the root: ") + std::strerror(err));
+    if (should_stop && should_stop()) return Status(Errc::kRemote, "bootstrap: aborted");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  int one = 1;
+  setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  Hello h{};
+  h.magic = kHelloMagic;
+  h.version = kWireVersion;
+  std::memcpy(h.secret, id.secret.data(), sizeof(h.secret));
+  h.nranks = nranks;
+  h.rank = mine.rank;
+  h.info = mine;
+  GENIE_TRY(io_all(fd.get(), &h, sizeof(h), true, deadline, should_stop));
+  Reply r{};
+  GENIE_TRY(io_all(fd.get(), &r, sizeof(r), false, deadline, should_stop));
+  if (r.magic != kReplyMagic) return Status(Errc::kRemote, "bootstrap: malformed reply from the root");
+  r.text[sizeof(r.text) - 1] = 0;
+  if (r.status != 0) {
+    Errc code = static_cast<Errc>(r.status);
+    if (code != Errc::kTimeout) code = Errc::kInvalidArgument;
+    return Status(code, std::string("bootstrap root refused this rank: ") + r.text);
+  }
+  if (r.nranks != nranks) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
+  std::vector<RankInfo> table(static_cast<size_t>(nranks));
+  GENIE_TRY(io_all(fd.get(), table.data(), table.size() * sizeof(RankInfo), false, deadline, should_stop));
+  return table;
+}
+
+}  // namespace genie::shim

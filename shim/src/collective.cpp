@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: Apache-2.0
+// Executing calls: the rendezvous through the control segment, cross-rank checks, zero-copy data movement
+// and reduction on the CPU, and the netsim-timed completion of collectives and point-to-point batches.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "communicator.hpp"
+#include "genie/common/config.hpp"
+#include "genie/common/log.hpp"
+#include "genie/fakecuda/runtime.hpp"
+#include "nccl_debug.hpp"
+#include "peer_memory.hpp"
+#include "reduce/float_formats.hpp"
+
+namespace genie::shim {
+namespace {
+
+const config::Param<double> kHangTimeoutS{
+    "hang_timeout",
+    300.0,
+    "Seconds a rank waits for its peers to reach the same collective or message before it reports the missing "
+    "ranks and fails the communicator with ncclRemoteError (0: wait forever).",
+    {},
+    0.0,
+    1e7};
+const config::Param<std::string> kData{"data",
+                                       "copy",
+                                       "copy: collectives move and reduce real bytes; none: timing only (buffers "
+                                       "are left untouched), for very large runs.",
+                                       {"copy", "none"}};
+
+double hang_timeout_s() {
+  static const double v = config::global().get(kHangTimeoutS);
+  return v;
+}
+bool move_bytes() {
+  static const bool v = [] {
+    bool copy = config::global().get(kData) != "none";
+    if (!copy) GENIE_LOG_WARN("shim", "GENIE_DATA=none: collectives are timed but move no data; results are garbage");
+    return copy;
+  }();
+  return v;
+}
+
+// Reads a PreMulSum scalar stored in the collective's datatype.
+double scalar_value(const void* p, netsim::DataType dt) {
+  switch (dt) {
+    case netsim::DataType::kInt8:
+      return *static_cast<const int8_t*>(p);
+    case netsim::DataType::kUint8:
+      return *static_cast<const uint8_t*>(p);
+    case netsim::DataType::kInt32:
+      return *static_cast<const int32_t*>(p);
+    case netsim::DataType::kUint32:
+      return *static_cast<const uint32_t*>(p);
+    case netsim::DataType::kInt64:
+      return static_cast<double>(*static_cast<const int64_t*>(p));
+    case netsim::DataType::kUint64:
+      return static_cast<double>(*static_cast<const uint64_t*>(p));
+    case netsim::DataType::kFloat16:
+      return half_to_float(*static_cast<const uint16_t*>(p));
+    case netsim::DataType::kFloat32:
+      return *static_cast<const float*>(p);
+    case netsim::DataType::kFloat64:
+      return *static_cast<const double*>(p);
+    case netsim::DataType::kBfloat16:
+      return bfloat16_to_float(*static_cast<const uint16_t*>(p));
+    case netsim::DataType::kFp8E4M3:
+      return fp8_e4m3_to_float(*static_cast<const uint8_t*>(p));
+    case netsim::DataType::kFp8E5M2:
+      return fp8_e5m2_to_float(*static_cast<const uint8_t*>(p));
+  }
+  return 1.0;
+}
+
+// [lo, hi) of n elements for part `i` of `parts`.
+inline uint64_t part_lo(uint64_t n, int parts, int i) {
+  return n * static_cast<uint64_t>(i) / static_cast<uint64_t>(parts);
+}
+
+}  // namespace
+
+double scalar_from_bytes(const void* p, netsim::DataType dt) { return scalar_value(p, dt); }
+
+std::string Communicator::describe(const CallDesc& d) const {
+  auto c = static_cast<netsim::Collective>(d.collective);
+  std::string s = std::string(collective_api_name(c)) + "(count=" + std::to_string(d.count) +
+                  ", datatype=" + netsim::datatype_name(static_cast<netsim::DataType>(d.datatype));
+  if (netsim::collective_reduces(c)) s += std::string(", op=") + redop_api_name(static_cast<ReduceOp>(d.redop));
+  if (c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce || c == netsim::Collective::kGather ||
+      c == netsim::Collective::kScatter)
+    s += ", root=" + std::to_string(d.root);
+  return s + ")";
+}
+
+Status Communicator::wait_check(const std::function<std::vector<int>()>& missing, const char* what,
+                                std::chrono::steady_clock::time_point since) {
+  if (aborted()) return Status(Errc::kRemote, "communicator aborted");
+  const std::vector<int> waiting_for = missing();
+  auto names = [&] {
+    std::string m;
+    for (int r : waiting_for) m += (m.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r);
+    return m.empty() ? std::string("no one") : m;
+  };
+  if (int b = seg_->header().broken.load(std::memory_order_acquire); b != 0) {
+    // Another rank gave up first; say what this one was still waiting for, so every rank's log names the culprit.
+    GENIE_LOG_ERROR("shim",
+                    "comm {:#x} rank {}: {} stopped: the communicator failed on another rank (still missing: {})", id_,
+                    rank_, what, names());
+    return Status(static_cast<Errc>(b), "communicator failed on another rank");
+  }
+  // A peer we still wait for has exited: its pidfd turns readable (even while a zombie). Peers that left
+  // after their part was done (a finished p2p partner) do not matter.
+  std::vector<pollfd> pfds;
+  std::vector<int> who;
+  for (int r : waiting_for)
+    if (pidfds_[static_cast<size_t>(r)] >= 0) {
+      pfds.push_back({pidfds_[static_cast<size_t>(r)], POLLIN, 0});
+      who.push_back(r);
+    }
+  if (!pfds.empty() && ::poll(pfds.data(), pfds.size(), 0) > 0) {
+    for (size_t i = 0; i < pfds.size(); ++i)
+      if (pfds[i].revents & POLLIN) {
+        int r = who[i];
+        std::string msg = "peer rank " + std::to_string(r) + " (pid " +
+                          std::to_string(peers_[static_cast<size_t>(r)].pid) + ") exited during " + what;
+        GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}; the communicator fails with ncclRemoteError", id_, rank_, msg);
+        fail_all(Errc::kRemote);
+        return Status(Errc::kRemote, msg);
+      }
+  }
+  const double limit = hang_timeout_s();
+  if (limit > 0) {
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+    if (waited >= limit) {
+      std::string msg = std::string(what) + " has waited " + fmt::format("{:.1f}", waited) +
+                        " s (GENIE_HANG_TIMEOUT) for missing " + names();
+      GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}; the communicator fails with ncclRemoteError", id_, rank_, msg);
+      fail_all(Errc::kRemote);
+      return Status(Errc::kRemote, msg);
+    }
+  }
+  return Status::ok();
+}
+
+Status Communicator::barrier(uint64_t seq, int phase, const char* what) {
+  const uint64_t target = seq * kPhasesPerCall + static_cast<uint64_t>(phase);
+  seg_->slot(rank_).progress.store(target, std::memory_order_release);
+  seg_->ring();
+  auto since = std::chrono::steady_clock::now();
+  return seg_->wait(
+      [&] {
+        for (int r = 0; r < nranks_; ++r)
+          if (seg_->slot(r).progress.load(std::memory_order_acquire) < target) return false;
+        return true;
+      },
+      [&] {
+        return wait_check(
+            [&] {
+              std::vector<int> m;
+              for (int r = 0; r < nranks_; ++r)
+                if (seg_->slot(r).progress.load(std::memory_order_acquire) < target) m.push_back(r);
+              return m;
+            },
+            what, since);
+      });
+}
+
+SimTime Communicator::finish_time(SimTime start, SimTime duration) {
+  sched::Clock& clock = rt_->clock();
+  if (clock.is_virtual()) return start + duration;
+  // Realtime: the call ends `duration` after every rank arrived (now, or the planned start if later),
+  // unless moving the bytes took longer than the modelled fabric would.
+  SimTime end = max(start, clock.wall_now()) + duration;
+  SimTime left = end - clock.wall_now();
+  if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
+  return max(end, clock.wall_now());
+}
+
+Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
+  sched::OpSpec spec;
+  spec.label = collective_api_name(call.collective);
+  spec.may_run_inline = false;  // it waits for peers: never on the calling thread (-g N drives several ranks)
+  const bool counted = !s.capturing.load(std::memory_order_acquire);
+  auto self = shared_from_this();
+  spec.run = [self, call = std::move(call), counted](SimTime ready) -> Result<SimTime> {
+    Result<SimTime> r = self->run_collective(call, ready);
+    if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+    return r;
+  };
+  if (counted) outstanding_.fetch_add(1, std::memory_order_acq_rel);
+  auto r = rt_->submit(s, std::move(spec));
+  if (!r.is_ok() && counted) outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  return r.status();
+}
+
+Status Communicator::enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s) {
+  sched::OpSpec spec;
+  spec.label = "SendRecv";
+  spec.may_run_inline = false;
+  const bool counted = !s.capturing.load(std::memory_order_acquire);
+  auto self = shared_from_this();
+  spec.run = [self, calls = std::move(calls), counted](SimTime ready) mutable -> Result<SimTime> {
+    Result<SimTime> r = self->run_p2p(calls, ready);
+    if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+    return r;
+  };
+  if (counted) outstanding_.fetch_add(1, std::memory_order_acq_rel);
+  auto r = rt_->submit(s, std::move(spec));
+  if (!r.is_ok() && counted) outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  return r.status();
+}
+
+namespace {
+// After a failure the stream op stays pending, as a GPU kernel waiting on a dead peer would, until the
+// program aborts the communicator (nccl-tests and PyTorch's watchdog poll ncclCommGetAsyncError and then
+// call ncclCommAbort); a program that never does is released after one more hang timeout.
+Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status& why) {
+  const double limit = hang_timeout_s() > 0 ? hang_timeout_s() : 60.0;
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+  while (!c.aborted() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (c.aborted()) return ready;
+  return why;
+}
+}  // namespace
+
+Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
+  if (aborted() || async_error() != Errc::kOk)
+    return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
+  std::lock_guard lk(exec_mu_);
+  const uint64_t seq = ++exec_seq_;
+  RankSlot& my = seg_->slot(rank_);
+  my.ready_ns = ready.count_ns();
+  my.desc = CallDesc{static_cast<uint32_t>(c.collective), static_cast<uint32_t>(c.datatype),
+                     static_cast<uint32_t>(c.op.kind), c.root, c.count};
+  my.send = c.send_ref;
+  my.recv = c.recv_ref;
+  my.scalar = c.op.device_scalar ? scalar_value(c.op.device_scalar, c.op.scalar_type) : c.op.host_scalar;
+  my.in_place = c.sendbuff == c.recvbuff ? 1u : 0u;
+  my.arrived.store(seq, std::memory_order_release);
+  seg_->ring();
+
+  const std::string what = describe(my.desc) + " #" + std::to_string(seq);
+  auto since = std::chrono::steady_clock::now();
+  Status st = seg_->wait(
+      [&] {
+        for (int r = 0; r < nranks_; ++r)
+          if (seg_->slot(r).arrived.load(std::memory_order_acquire) < seq) return false;
+        return true;
+      },
+      [&] {
+        return wait_check(
+            [&] {
+              std::vector<int> m;
+              for (int r = 0; r < nranks_; ++r)
+                if (seg_->slot(r).arrived.load(std::memory_order_acquire) < seq) m.push_back(r);
+              return m;
+            },
+            what.c_str(), since);
+      });
+  if (!st.is_ok()) {
+    set_async_error(st.code());
+    return hold_after_failure(*this, ready, st);
+  }
+
+  // Every rank compares every call with rank 0's: all ranks reach the same verdict.
+  for (int r = 1; r < nranks_; ++r) {
+    const CallDesc& d0 = seg_->slot(0).desc;
+    const CallDesc& dr = seg_->slot(r).desc;
+    if (dr == d0) continue;
+    std::string msg = "collective mismatch on comm " + fmt::format("{:#x}", id_) + " (call #" + std::to_string(seq) +
+                      "): rank 0 called " + describe(d0) + " but rank " + std::to_string(r) + " called " + describe(dr);
+    GENIE_LOG_ERROR("shim", "{}; the call fails with ncclInvalidUsage", msg);
+    set_async_error(Errc::kInvalidUsage);
+    // Everyone must have read the descriptors before anyone posts its next call.
+    (void)barrier(seq, kPhasesPerCall - 1, what.c_str());
+    int expected = 0;
+    seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(Errc::kInvalidUsage));
+    return hold_after_failure(*this, ready, Status(Errc::kInvalidUsage, msg));
+  }
+
+  SimTime start = ready;
+  for (int r = 0; r < nranks_; ++r) start = max(start, SimTime::ns(seg_->slot(r).ready_ns));
+  if (move_bytes()) {
+    st = move_data(c, seq);
+    if (!st.is_ok()) {
+      set_async_error(st.code());
+      return hold_after_failure(*this, ready, st);
+    }
+  } else {
+    st = barrier(seq, kPhasesPerCall - 1, what.c_str());
+    if (!st.is_ok()) {
+      set_async_error(st.code());
+      return hold_after_failure(*this, ready, st);
+    }
+  }
+  auto cost = timing_->collective(c.collective, c.count, c.datatype, c.root);
+  if (!cost.is_ok()) {
+    GENIE_LOG_ERROR("shim", "netsim cannot time {}: {}", what, cost.status().message());
+    set_async_error(Errc::kInternal);
+    return cost.status();
+  }
+  return finish_time(start, cost->duration);
+}
+
+Status Communicator::move_data(const CollCall& c, uint64_t seq) {
+  const int n = nranks_;
+  const int me = rank_;
+  const size_t es = netsim::datatype_size(c.datatype);
+  const uint64_t count = c.count;
+  const std::string what = describe(seg_->slot(me).desc) + " #" + std::to_string(seq);
+  PeerMemory& pm = PeerMemory::instance();
+  auto send_of = [&](int r) { return pm.resolve(seg_->slot(r).send); };
+  auto recv_of = [&](int r) { return pm.resolve(seg_->slot(r).recv); };
+  std::vector<const void*> srcs(static_cast<size_t>(n));
+  std::vector<double> scalars(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) scalars[static_cast<size_t>(r)] = seg_->slot(r).scalar;
+  const ReduceOp op = c.op.kind;
+  const int last = kPhasesPerCall - 1;
+
+  switch (c.collective) {
+    case netsim::Collective::kAllReduce: {
+      // Reduce-scatter in place of the final buffers, then all-gather of the reduced parts.
+      const uint64_t lo = part_lo(count, n, me), hi = part_lo(count, n, me + 1);
+      for (int r = 0; r < n; ++r) {
+        GENIE_ASSIGN_OR_RETURN(char* p, send_of(r));
+        srcs[static_cast<size_t>(r)] = p + lo * es;
+      }
+      GENIE_ASSIGN_OR_RETURN(char* mine, recv_of(me));
+      if (hi > lo) reduce_arrays(mine + lo * es, srcs.data(), scalars.data(), n, hi - lo, c.datatype, op);
+      GENIE_TRY(barrier(seq, 1, what.c_str()));
+      for (int r = 0; r < n; ++r) {
+        if (r == me) continue;
+        const uint64_t rlo = part_lo(count, n, r), rhi = part_lo(count, n, r + 1);
+        GENIE_ASSIGN_OR_RETURN(char* theirs, recv_of(r));
+        if (rhi > rlo) std::memcpy(mine + rlo * es, theirs + rlo * es, (rhi - rlo) * es);
+      }
+      break;
+    }
+    case netsim::Collective::kReduceScatter: {
+      for (int r = 0; r < n; ++r) {
+        GENIE_ASSIGN_OR_RETURN(char* p, send_of(r));
+        srcs[static_cast<size_t>(r)] = p + static_cast<uint64_t>(me) * count * es;
+      }
+      GENIE_ASSIGN_OR_RETURN(char* mine, recv_of(me));
+      reduce_arrays(mine, srcs.data(), scalars.data(), n, count, c.datatype, op);
+      break;
+    }
+    case netsim::Collective::kReduce: {
+      // Each rank reduces its part straight into the root's buffer.
+      const uint64_t lo = part_lo(count, n, me), hi = part_lo(count, n, me + 1);
+      for (int r = 0; r < n; ++r) {
+        GENIE_ASSIGN_OR_RETURN(char* p, send_of(r));
+        srcs[static_cast<size_t>(r)] = p + lo * es;
+      }
+      GENIE_ASSIGN_OR_RETURN(char* root, recv_of(c.root));
+      if (hi > lo) reduce_arrays(root + lo * es, srcs.data(), scalars.data(), n, hi - lo, c.datatype, op);
+      break;
+    }
+    case netsim::Collective::kBroadcast: {
+      GENIE_ASSIGN_OR_RETURN(char* src, send_of(c.root));
+      GENIE_ASSIGN_OR_RETURN(char* mine, recv_of(me));
+      if (mine != src) std::memcpy(mine, src, count * es);
+      break;
+    }
+    case netsim::Collective::kAllGather: {
+      GENIE_ASSIGN_OR_RETURN(char* mine, recv_of(me));
+      for (int r = 0; r < n; ++r) {
+        GENIE_ASSIGN_OR_RETURN(char* src, send_of(r));
+        char* dst = mine + static_cast<uint64_t>(r) * count * es;
+        if (dst != src && !(r != me && seg_->slot(r).in_place && src == nullptr)) std::memmove(dst, src, count * es);
+      }
+      break;
+    }
+    case netsim::Collective::kGather: {
+      GENIE_ASSIGN_OR_RETURN(char* root, recv_of(c.root));
+      GENIE_ASSIGN_OR_RETURN(char* src, send_of(me));
+      char* dst = root + static_cast<uint64_t>(me) * count * es;
+      if (dst != src) std::memmove(dst, src, count * es);
+      break;
+    }
+    case netsim::Collective::kScatter: {
+      GENIE_ASSIGN_OR_RETURN(char* root, send_of(c.root));
+      GENIE_ASSIGN_OR_RETURN(char* mine, recv_of(me));
+      const char* src = root + static_cast<uint64_t>(me) * count * es;
+      if (mine != src) std::memmove(mine, src, count * es);
+      break;
+    }
+    case netsim::Collective::kAllToAll: {
+      GENIE_ASSIGN_OR_RETURN(char* mine, recv_of(me));
+      bool any_in_place = false;
+      for (int r = 0; r < n; ++r) any_in_place |= seg_->slot(r).in_place != 0;
+      const uint64_t block = count * es;
+      if (!any_in_place) {
+        for (int r = 0; r < n; ++r) {
+          GENIE_ASSIGN_OR_RETURN(char* src, send_of(r));
+          std::memcpy(mine + static_cast<uint64_t>(r) * block, src + static_cast<uint64_t>(me) * block, block);
+        }
+      } else {
+        // Someone overwrites its own input: read every block first, write after everyone has read.
+        std::vector<char> tmp(block * static_cast<uint64_t>(n));
+        for (int r = 0; r < n; ++r) {
+          GENIE_ASSIGN_OR_RETURN(char* src, send_of(r));
+          std::memcpy(tmp.data() + static_cast<uint64_t>(r) * block, src + static_cast<uint64_t>(me) * block, block);
+        }
+        GENIE_TRY(barrier(seq, 1, what.c_str()));
+        std::memcpy(mine, tmp.data(), tmp.size());
+      }
+      break;
+    }
+    case netsim::Collective::kSendRecv:
+      return internal_error("SendRecv is not a collective call");
+  }
+  // Nobody may reuse or free its buffers before every peer has finished reading them.
+  return barrier(seq, last, what.c_str());
+}
+
+Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready) {
+  if (aborted() || async_error() != Errc::kOk)
+    return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
+  std::lock_guard lk(exec_mu_);
+  struct State {
+    uint64_t index = 0;  // message number on its (src, dst) pair, from 1
+    bool posted = false;
+    bool done = false;
+  };
+  std::vector<State> st(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto& c = calls[i];
+    st[i].index = c.is_send ? ++sent_[static_cast<size_t>(c.peer)] : ++received_[static_cast<size_t>(c.peer)];
+  }
+  SimTime end = ready;
+  Status failure;
+  const bool copy = move_bytes();
+  // One pass: post what can be posted, consume what arrived, collect acknowledgements. Never blocks on one
+  // message, so sends and receives of one group in any order cannot deadlock.
+  auto step = [&](bool* progressed) -> Status {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      auto& c = calls[i];
+      auto& s = st[i];
+      if (s.done) continue;
+      if (c.is_send) {
+        Mailbox& mb = seg_->mailbox(rank_, c.peer);
+        if (!s.posted) {
+          if (mb.posted.load(std::memory_order_relaxed) != s.index - 1) continue;  // an earlier send goes first
+          if (mb.consumed.load(std::memory_order_acquire) + kMailboxDepth < s.index) continue;  // ring full
+          MailEntry& e = mb.ring[(s.index - 1) % kMailboxDepth];
+          e.bytes = c.bytes;
+          e.buf = c.ref;
+          e.send_ready_ns = ready.count_ns();
+          e.recv_ready_ns = 0;
+          mb.posted.store(s.index, std::memory_order_release);
+          seg_->ring();
+          s.posted = true;
+          *progressed = true;
+        }
+        if (mb.consumed.load(std::memory_order_acquire) >= s.index) {
+          const MailEntry& e = mb.ring[(s.index - 1) % kMailboxDepth];
+          SimTime start = max(ready, SimTime::ns(e.recv_ready_ns));
+          GENIE_ASSIGN_OR_RETURN(SimTime d, timing_->p2p(rank_, c.peer, c.bytes));
+          end = max(end, start + d);
+          s.done = true;
+          *progressed = true;
+        }
+      } else {
+        Mailbox& mb = seg_->mailbox(c.peer, rank_);
+        if (mb.consumed.load(std::memory_order_relaxed) != s.index - 1) continue;
+        if (mb.posted.load(std::memory_order_acquire) < s.index) continue;
+        MailEntry& e = mb.ring[(s.index - 1) % kMailboxDepth];
+        if (e.bytes > c.bytes)
+          return invalid_usage("rank " + std::to_string(c.peer) + " sent " + std::to_string(e.bytes) +
+                               " bytes but rank " + std::to_string(rank_) + " posted a receive of only " +
+                               std::to_string(c.bytes) + " bytes");
+        if (copy && e.bytes > 0) {
+          GENIE_ASSIGN_OR_RETURN(char* src, PeerMemory::instance().resolve(e.buf));
+          if (src != c.buf) std::memmove(c.buf, src, e.bytes);
+        }
+        SimTime start = max(ready, SimTime::ns(e.send_ready_ns));
+        GENIE_ASSIGN_OR_RETURN(SimTime d, timing_->p2p(c.peer, rank_, e.bytes));
+        end = max(end, start + d);
+        e.recv_ready_ns = ready.count_ns();
+        mb.consumed.store(s.index, std::memory_order_release);
+        seg_->ring();
+        s.done = true;
+        *progressed = true;
+      }
+    }
+    return Status::ok();
+  };
+  auto all_done = [&] {
+    for (const auto& s : st)
+      if (!s.done) return false;
+    return true;
+  };
+  auto since = std::chrono::steady_clock::now();
+  while (!all_done()) {
+    bool progressed = false;
+    Status s = step(&progressed);
+    if (!s.is_ok()) {
+      failure = s;
+      break;
+    }
+    if (progressed || all_done()) continue;
+    s = seg_->wait(
+        [&] {
+          // Ready when any pending call can move.
+          for (size_t i = 0; i < calls.size(); ++i) {
+            if (st[i].done) continue;
+            const auto& c = calls[i];
+            if (c.is_send) {
+              const Mailbox& mb = seg_->mailbox(rank_, c.peer);
+              if (!st[i].posted ? mb.consumed.load(std::memory_order_acquire) + kMailboxDepth >= st[i].index &&
+                                      mb.posted.load(std::memory_order_relaxed) == st[i].index - 1
+                                : mb.consumed.load(std::memory_order_acquire) >= st[i].index)
+                return true;
+            } else {
+              const Mailbox& mb = seg_->mailbox(c.peer, rank_);
+              if (mb.posted.load(std::memory_order_acquire) >= st[i].index &&
+                  mb.consumed.load(std::memory_order_relaxed) == st[i].index - 1)
+                return true;
+            }
+          }
+          return false;
+        },
+        [&] {
+          return wait_check(
+              [&] {
+                std::vector<int> m;
+                for (size_t i = 0; i < calls.size(); ++i)
+                  if (!st[i].done && std::find(m.begin(), m.end(), calls[i].peer) == m.end())
+                    m.push_back(calls[i].peer);
+                return m;
+              },
+              "point-to-point", since);
+        });
+    if (!s.is_ok()) {
+      failure = s;
+      break;
+    }
+  }
+  if (!failure.is_ok()) {
+    if (failure.code() == Errc::kInvalidUsage)
+      GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, failure.message());
+    set_async_error(failure.code());
+    return hold_after_failure(*this, ready, failure);
+  }
+  return finish_time(end, SimTime::zero());
+}
+
+}  // namespace genie::shim

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// CommTiming: rank placement on the modelled cluster and netsim-timed call durations.
+#include "comm_timing.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "genie/common/config.hpp"
+#include "genie/common/log.hpp"
+
+namespace genie::shim {
+namespace {
+
+const config::Param<std::string> kTopology{
+    "topology", "",
+    "Cluster the NCCL shim times collectives on: a netsim preset (hgx-h200, hgx-h100, dgx-a100, hgx-b200, ring:N, "
+    "torus2d:XxY, ...) or a topology file. Empty: the node preset matching GENIE_DEVICE, with as many nodes as "
+    "the communicator spans."};
+const config::Param<std::string> kEngine{"engine",
+                                         "flow",
+                                         "Network model that times collectives: flow (max-min link sharing) or "
+                                         "analytical (alpha-beta).",
+                                         {"flow", "analytical"}};
+const config::Param<std::string> kFabric{
+    "fabric_topology", "rail", "Inter-node fabric of multi-node topologies: rail or fat-tree.", {"rail", "fat-tree"}};
+
+// The HGX/DGX server that carries each device preset.
+std::string node_preset_for(const std::string& device) {
+  if (device == "h100-sxm") return "hgx-h100";
+  if (device == "a100-sxm4-80gb") return "dgx-a100";
+  if (device == "b200") return "hgx-b200";
+  return "hgx-h200";
+}
+
+struct TopoCache {
+  std::mutex mu;
+  std::map<std::pair<std::string, int>, std::shared_ptr<const netsim::Topology>> topos;
+};
+TopoCache& topo_cache() {
+  static auto* c = new TopoCache();
+  return *c;
+}
+
+Result<std::shared_ptr<const netsim::Topology>> load_cached(const std::string& name, int nodes,
+                                                            const std::string& fabric) {
+  auto& c = topo_cache();
+  std::lock_guard lk(c.mu);
+  auto key = std::make_pair(name, nodes);
+  auto it = c.topos.find(key);
+  if (it != c.topos.end()) return it->second;
+  netsim::TopologyOptions o;
+  o.nodes = nodes;
+  o.fabric = fabric;
+  GENIE_ASSIGN_OR_RETURN(auto t, netsim::load_topology(name, o));
+  c.topos[key] = t;
+  return t;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPlace>& ranks,
+                                                       const std::string& device_preset) {
+  const config::Config& cfg = config::global();
+  std::string name = cfg.get(kTopology);
+  const bool by_device = name.empty();
+  if (by_device) name = node_preset_for(device_preset);
+  const std::string fabric = cfg.get(kFabric);
+  // GPUs per node: from the single-node form of the topology (files and generic shapes have one "node").
+  GENIE_ASSIGN_OR_RETURN(auto one, load_cached(name, 1, fabric));
+  int gpus_per_node = 0;
+  for (const auto& n : one->nodes())
+    if (n.kind == netsim::NodeKind::kGpu && n.server == 0) ++gpus_per_node;
+  if (gpus_per_node == 0) gpus_per_node = one->num_gpus();
+  if (gpus_per_node <= 0) return invalid_argument("topology '" + name + "' has no GPUs");
+
+  // Group ranks by node name, in order of first appearance.
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<int>> members;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (!members.count(ranks[r].node)) names.push_back(ranks[r].node);
+    members[ranks[r].node].push_back(static_cast<int>(r));
+  }
+  auto t = std::shared_ptr<CommTiming>(new CommTiming());
+  t->rank_to_gpu_.assign(ranks.size(), 0);
+  int node_base = 0;
+  for (const auto& nm : names) {
+    const auto& m = members[nm];
+    bool by_dev = static_cast<int>(m.size()) <= gpus_per_node;
+    std::vector<bool> used(static_cast<size_t>(gpus_per_node), false);
+    for (int r : m) {
+      int d = ranks[static_cast<size_t>(r)].cuda_dev;
+      if (d < 0 || d >= gpus_per_node || used[static_cast<size_t>(d)])
+        by_dev = false;
+      else
+        used[static_cast<size_t>(d)] = true;
+    }
+    for (size_t k = 0; k < m.size(); ++k) {
+      int gpu = by_dev ? node_base * gpus_per_node + ranks[static_cast<size_t>(m[k])].cuda_dev
+                       : (node_base + static_cast<int>(k) / gpus_per_node) * gpus_per_node +
+                             static_cast<int>(k) % gpus_per_node;
+      t->rank_to_gpu_[static_cast<size_t>(m[k])] = gpu;
+    }
+    node_base += by_dev ? 1 : static_cast<int>((m.size() + gpus_per_node - 1) / gpus_per_node);
+  }
+  GENIE_ASSIGN_OR_RETURN(t->topo_, load_cached(name, std::max(1, node_base), fabric));
+  for (int g : t->rank_to_gpu_)
+    if (g >= t->topo_->num_gpus())
+      return invalid_argument("topology '" + name + "' has " + std::to_string(t->topo_->num_gpus()) +
+                              " GPUs, too few for this communicator's " + std::to_string(ranks.size()) +
+                              " ranks (set GENIE_TOPOLOGY to a larger cluster)");
+  t->topo_name_ = name + (node_base > 1 ? " x" + std::to_string(node_base) + " nodes" : "");
+  auto engine = netsim::parse_engine(cfg.get(kEngine));
+  t->sim_options_.engine = engine.is_ok() ? engine.value() : netsim::EngineKind::kFlow;
+  t->env_ = netsim::NcclEnv::from_config(cfg);
+  return t;
+}
+
+std::shared_ptr<CommTiming> CommTiming::subset(const std::vector<int>& parent_ranks) const {
+  auto t = std::shared_ptr<CommTiming>(new CommTiming());
+  t->topo_ = topo_;
+  t->topo_name_ = topo_name_;
+  t->sim_options_ = sim_options_;
+  t->env_ = env_;
+  for (int p : parent_ranks) t->rank_to_gpu_.push_back(rank_to_gpu_[static_cast<size_t>(p)]);
+  return t;
+}
+
+int CommTiming::num_nodes() const {
+  std::vector<int> servers;
+  for (int g : rank_to_gpu_) servers.push_back(topo_->nodes()[static_cast<size_t>(topo_->gpu_node(g))].server);
+  std::sort(servers.begin(), servers.end());
+  return static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
+}
+
+Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root) {
+  // Root placement only matters for rooted collectives; keep it in the key for those.
+  const bool rooted = c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce ||
+                      c == netsim::Collective::kGather || c == netsim::Collective::kScatter;
+  std::string key = std::to_string(static_cast<int>(c)) + "/" + std::to_string(count) + "/" +
+                    std::to_string(static_cast<int>(dt)) + "/" + std::to_string(rooted ? root : 0);
+  {
+    std::lock_guard lk(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
+  netsim::CollectiveSpec spec;
+  spec.collective = c;
+  spec.count = count;
+  spec.datatype = dt;
+  spec.root = rooted ? root : 0;
+  spec.nranks = static_cast<int>(rank_to_gpu_.size());
+  spec.rank_to_gpu = rank_to_gpu_;
+  GENIE_ASSIGN_OR_RETURN(netsim::Schedule sched, netsim::plan_collective(spec, *topo_, env_));
+  GENIE_ASSIGN_OR_RETURN(netsim::CollectiveTiming timing, netsim::simulate_schedule(topo_, sched, sim_options_));
+  CallCost cost{timing.duration(), sched.tuning};
+  std::lock_guard lk(mu_);
+  cache_[key] = cost;
+  return cost;
+}
+
+Result<SimTime> CommTiming::p2p(int src, int dst, uint64_t bytes) {
+  if (bytes == 0) return SimTime::zero();
+  const int gs = gpu_of(src), gd = gpu_of(dst);
+  std::string key = std::to_string(gs) + ">" + std::to_string(gd) + "/" + std::to_string(bytes);
+  {
+    std::lock_guard lk(mu_);
+    auto it = p2p_cache_.find(key);
+    if (it != p2p_cache_.end()) return it->second;
+  }
+  SimTime d;
+  if (gs == gd) {
+    d = SimTime::zero();  // a copy within one GPU: TODO(#6) time it with the device's copy model
+  } else {
+    netsim::CollectiveSpec spec;
+    spec.collective = netsim::Collective::kSendRecv;
+    spec.count = bytes;
+    spec.datatype = netsim::DataType::kUint8;
+    spec.nranks = 2;
+    spec.rank_to_gpu = {gs, gd};
+    GENIE_ASSIGN_OR_RETURN(netsim::Schedule sched, netsim::plan_collective(spec, *topo_, env_));
+    GENIE_ASSIGN_OR_RETURN(netsim::CollectiveTiming timing, netsim::simulate_schedule(topo_, sched, sim_options_));
+    d = timing.duration();
+  }
+  std::lock_guard lk(mu_);
+  p2p_cache_[key] = d;
+  return d;
+}
+
+}  // namespace genie::shim

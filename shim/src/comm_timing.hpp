@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// CommTiming: where a communicator's ranks sit on the modelled cluster and how long its calls take there,
+// from netsim (the algorithm library's Schedule timed by the analytical or flow engine), cached per shape.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "genie/common/sim_time.hpp"
+#include "genie/common/status.hpp"
+#include "genie/netsim/schedule.hpp"
+#include "genie/netsim/simulator.hpp"
+#include "genie/netsim/topology.hpp"
+
+namespace genie::shim {
+
+/// Where one rank runs, as the bootstrap reports it.
+struct RankPlace {
+  std::string node;  ///< emulated node name (GENIE_NODE or hostname)
+  int cuda_dev = 0;
+};
+
+/// What the tuning chose for one call and what it costs.
+struct CallCost {
+  SimTime duration;
+  netsim::Tuning tuning;
+};
+
+class CommTiming {
+ public:
+  /// Builds the placement of `ranks` on the job's topology (GENIE_TOPOLOGY, or the node preset of the
+  /// device preset `device_preset`): ranks are grouped by node name in order of first appearance; on a
+  /// node with more ranks than the topology has GPUs per node (or with devices beyond it), consecutive
+  /// groups of ranks form further emulated nodes.
+  static Result<std::shared_ptr<CommTiming>> create(const std::vector<RankPlace>& ranks,
+                                                    const std::string& device_preset);
+  /// A sub-communicator: the parent's topology and the GPUs of `parent_ranks` (new rank i = parent rank
+  /// parent_ranks[i]).
+  std::shared_ptr<CommTiming> subset(const std::vector<int>& parent_ranks) const;
+
+  /// Duration of a collective on this communicator (spec.nranks and placement are filled in here).
+  Result<CallCost> collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root);
+  /// Duration of one point-to-point message of `bytes` from rank `src` to rank `dst`.
+  Result<SimTime> p2p(int src, int dst, uint64_t bytes);
+
+  const netsim::Topology& topology() const { return *topo_; }
+  const std::string& topology_name() const { return topo_name_; }
+  int gpu_of(int rank) const { return rank_to_gpu_[static_cast<size_t>(rank)]; }
+  int num_nodes() const;
+
+ private:
+  CommTiming() = default;
+  std::shared_ptr<const netsim::Topology> topo_;
+  std::string topo_name_;
+  std::vector<int> rank_to_gpu_;
+  netsim::SimulatorOptions sim_options_;
+  netsim::NcclEnv env_;
+  std::mutex mu_;
+  std::unordered_map<std::string, CallCost> cache_;
+  std::unordered_map<std::string, SimTime> p2p_cache_;
+};
+
+}  // namespace genie::shim

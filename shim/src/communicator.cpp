@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: Apache-2.0
+// Communicator set-up and tear-down: bootstrap, control segment, placement, split and shrink.
+#include "communicator.hpp"
+
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "genie/common/config.hpp"
+#include "genie/common/log.hpp"
+#include "genie/fakecuda/runtime.hpp"
+#include "nccl_debug.hpp"
+
+namespace genie::shim {
+namespace {
+
+const config::Param<std::string> kNode{"node", "",
+                                       "Emulated node of this process's ranks (default: the hostname). Ranks "
+                                       "with the same node share its NVLink domain in the modelled cluster."};
+const config::Param<std::string> kBootstrapAddr{"shim.bootstrap_addr", "127.0.0.1",
+                                                "IPv4 address the bootstrap root of ncclGetUniqueId listens on."};
+const config::Param<int64_t> kBootstrapTimeoutS{
+    "shim.bootstrap_timeout_s", 300, "Seconds a communicator's ranks have to find each other.", {}, 1.0, 86400.0};
+
+uint64_t random_u64() {
+  uint64_t v = 0;
+  while (getrandom(&v, sizeof(v), 0) != sizeof(v)) {
+  }
+  return v | 1;
+}
+
+std::string hostname() {
+  char h[64] = {};
+  gethostname(h, sizeof(h) - 1);
+  return h;
+}
+
+int open_pidfd(int pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+}  // namespace
+
+std::chrono::milliseconds bootstrap_timeout() { return std::chrono::seconds(config::global().get(kBootstrapTimeoutS)); }
+std::string bootstrap_addr() { return config::global().get(kBootstrapAddr); }
+
+const char* collective_api_name(netsim::Collective c) noexcept {
+  switch (c) {
+    case netsim::Collective::kAllReduce:
+      return "AllReduce";
+    case netsim::Collective::kBroadcast:
+      return "Broadcast";
+    case netsim::Collective::kReduce:
+      return "Reduce";
+    case netsim::Collective::kAllGather:
+      return "AllGather";
+    case netsim::Collective::kReduceScatter:
+      return "ReduceScatter";
+    case netsim::Collective::kAllToAll:
+      return "AlltoAll";
+    case netsim::Collective::kGather:
+      return "Gather";
+    case netsim::Collective::kScatter:
+      return "Scatter";
+    case netsim::Collective::kSendRecv:
+      return "SendRecv";
+  }
+  return "?";
+}
+
+const char* redop_api_name(ReduceOp op) noexcept {
+  switch (op) {
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kProd:
+      return "prod";
+    case ReduceOp::kMax:
+      return "max";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kAvg:
+      return "avg";
+    case ReduceOp::kPreMulSum:
+      return "premulsum";
+  }
+  return "?";
+}
+
+Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id, int nranks, int rank, int cuda_dev,
+                                                              const CommOptions& opts) {
+  fakecuda::Runtime* rt = fakecuda::Runtime::instance();
+  if (rt == nullptr)
+    return Status(Errc::kSystem, "the CUDA runtime failed to start: " + fakecuda::Runtime::instance_status().message());
+  if (cuda_dev < 0 || cuda_dev >= rt->device_count())
+    return invalid_argument("current CUDA device " + std::to_string(cuda_dev) + " is not a valid device");
+  RankInfo mine;
+  mine.rank = rank;
+  mine.cuda_dev = cuda_dev;
+  mine.pid = static_cast<int32_t>(getpid());
+  std::snprintf(mine.host, sizeof(mine.host), "%s", hostname().c_str());
+  std::string node = config::global().get(kNode);
+  std::snprintf(mine.node, sizeof(mine.node), "%s", node.empty() ? mine.host : node.c_str());
+  std::unique_ptr<SharedSegment> seg;
+  if (rank == 0) {
+    uint64_t sid = random_u64();
+    GENIE_ASSIGN_OR_RETURN(SharedSegment * s, SharedSegment::create(nranks, sid));
+    seg.reset(s);
+    mine.segment_fd = s->fd();
+    mine.segment_id = sid;
+  }
+  GENIE_ASSIGN_OR_RETURN(std::vector<RankInfo> table, join(id, nranks, mine, bootstrap_timeout(), {}));
+  for (const RankInfo& r : table)
+    if (std::strncmp(r.host, mine.host, sizeof(mine.host)) != 0)
+      return unsupported(std::string("ranks on different hosts (") + mine.host + ", " + r.host +
+                         "): moving data between hosts needs the real-fabric transport (issue #5); use one host "
+                         "and GENIE_NODE to emulate several nodes");
+  if (rank != 0) {
+    GENIE_ASSIGN_OR_RETURN(SharedSegment * s,
+                           SharedSegment::open(table[0].pid, table[0].segment_fd, table[0].segment_id, nranks));
+    seg.reset(s);
+  }
+  std::vector<RankPlace> places;
+  for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
+  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset));
+  return assemble(rank, std::move(table), seg.release(), std::move(timing), cuda_dev, opts);
+}
+
+Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
+                                                             std::shared_ptr<CommTiming> timing, int cuda_dev,
+                                                             const CommOptions& opts) {
+  auto c = std::shared_ptr<Communicator>(new Communicator());
+  c->rt_ = fakecuda::Runtime::instance();
+  c->rank_ = rank;
+  c->nranks_ = static_cast<int>(table.size());
+  c->cuda_dev_ = cuda_dev;
+  c->opts_ = opts;
+  c->seg_.reset(seg);
+  c->id_ = seg->header().id;
+  c->timing_ = std::move(timing);
+  c->peers_ = std::move(table);
+  c->sent_.assign(static_cast<size_t>(c->nranks_), 0);
+  c->received_.assign(static_cast<size_t>(c->nranks_), 0);
+  const int me = static_cast<int>(getpid());
+  c->pidfds_.assign(static_cast<size_t>(c->nranks_), -1);
+  for (int r = 0; r < c->nranks_; ++r) {
+    int pid = c->peers_[static_cast<size_t>(r)].pid;
+    if (pid == me) continue;
+    c->cross_process_ = true;
+    c->pidfds_[static_cast<size_t>(r)] = open_pidfd(pid);
+  }
+  // One rank per process (the usual launch): log lines carry it.
+  int here = 0;
+  for (const RankInfo& p : c->peers_) here += p.pid == me ? 1 : 0;
+  static std::atomic<bool> rank_set{false};
+  if (here == 1 && !rank_set.exchange(true)) log::set_rank(rank);  // the first communicator's rank
+  nccl_debug_init_line(*c);
+  return c;
+}
+
+Communicator::~Communicator() {
+  for (int fd : pidfds_)
+    if (fd >= 0) ::close(fd);
+}
+
+void Communicator::set_async_error(Errc e) {
+  int expected = 0;
+  async_error_.compare_exchange_strong(expected, static_cast<int>(e), std::memory_order_acq_rel);
+}
+
+void Communicator::abort() {
+  aborted_.store(true, std::memory_order_release);
+  set_async_error(Errc::kRemote);
+  if (seg_) seg_->ring();
+}
+
+void Communicator::fail_all(Errc e) {
+  set_async_error(e);
+  int expected = 0;
+  seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(e), std::memory_order_acq_rel);
+  seg_->ring();
+}
+
+Status Communicator::drain() {
+  while (outstanding_.load(std::memory_order_acquire) > 0) {
+    if (aborted()) return Status(Errc::kRemote, "communicator aborted");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return Status::ok();
+}
+
+Result<int> Communicator::create_redop(const RedOpSpec& spec) {
+  std::lock_guard lk(redop_mu_);
+  for (size_t i = 0; i < redops_.size(); ++i)
+    if (!redops_[i].first) {
+      redops_[i] = {true, spec};
+      return static_cast<int>(i);
+    }
+  redops_.push_back({true, spec});
+  return static_cast<int>(redops_.size() - 1);
+}
+
+Status Communicator::destroy_redop(int id) {
+  std::lock_guard lk(redop_mu_);
+  if (id < 0 || static_cast<size_t>(id) >= redops_.size() || !redops_[static_cast<size_t>(id)].first)
+    return invalid_argument("op " + std::to_string(id + 5) + " was not created on this communicator");
+  redops_[static_cast<size_t>(id)].first = false;
+  return Status::ok();
+}
+
+Result<RedOpSpec> Communicator::redop(int id) const {
+  std::lock_guard lk(redop_mu_);
+  if (id < 0 || static_cast<size_t>(id) >= redops_.size() || !redops_[static_cast<size_t>(id)].first)
+    return invalid_argument("op " + std::to_string(id + 5) +
+                            " is neither a built-in operator nor one created on this communicator");
+  return redops_[static_cast<size_t>(id)].second;
+}
+
+Result<std::vector<std::vector<uint8_t>>> Communicator::gather_small(const std::vector<int>& members, const void* mine,
+                                                                     size_t len) {
+  GENIE_ASSERT(len <= kGatherBytes, "gather payload too large");
+  const uint64_t seq = ++gather_seq_;
+  RankSlot& my = seg_->slot(rank_);
+  auto since = std::chrono::steady_clock::now();
+  auto check = [&]() -> Status {
+    return wait_check(
+        [&] {
+          std::vector<int> m;
+          for (int r : members)
+            if (seg_->slot(r).gather_seq.load(std::memory_order_acquire) < seq) m.push_back(r);
+          return m;
+        },
+        "communicator split/shrink", since);
+  };
+  // Everyone who took part in this rank's previous exchange must have read that payload before it is
+  // overwritten; after a split that is every rank of the parent, not only this colour's members.
+  const std::vector<int> prev = gather_prev_members_.empty() ? members : gather_prev_members_;
+  GENIE_TRY(seg_->wait(
+      [&] {
+        for (int r : prev)
+          if (seg_->slot(r).gather_done.load(std::memory_order_acquire) + 1 < seq) return false;
+        return true;
+      },
+      check));
+  gather_prev_members_ = members;
+  std::memcpy(my.gather, mine, len);
+  my.gather_seq.store(seq, std::memory_order_release);
+  seg_->ring();
+  GENIE_TRY(seg_->wait(
+      [&] {
+        for (int r : members)
+          if (seg_->slot(r).gather_seq.load(std::memory_order_acquire) < seq) return false;
+        return true;
+      },
+      check));
+  std::vector<std::vector<uint8_t>> out;
+  for (int r : members) {
+    const uint8_t* p = seg_->slot(r).gather;
+    out.emplace_back(p, p + len);
+  }
+  my.gather_done.store(seq, std::memory_order_release);
+  seg_->ring();
+  return out;
+}
+
+namespace {
+struct SplitEntry {
+  int32_t color;
+  int32_t key;
+};
+struct SegmentEntry {
+  int32_t pid;
+  int32_t fd;
+  uint64_t id;
+};
+}  // namespace
+
+Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::vector<int>& members, int my_index,
+                                                                     const CommOptions& opts) {
+  // The new rank 0 creates the segment; the others learn its fd through the parent's segment.
+  SegmentEntry mine{};
+  std::unique_ptr<SharedSegment> seg;
+  if (my_index == 0) {
+    uint64_t sid = random_u64();
+    GENIE_ASSIGN_OR_RETURN(SharedSegment * s, SharedSegment::create(static_cast<int>(members.size()), sid));
+    seg.reset(s);
+    mine = {static_cast<int32_t>(getpid()), s->fd(), sid};
+  }
+  GENIE_ASSIGN_OR_RETURN(auto all, gather_small(members, &mine, sizeof(mine)));
+  if (my_index != 0) {
+    SegmentEntry root{};
+    std::memcpy(&root, all[0].data(), sizeof(root));
+    GENIE_ASSIGN_OR_RETURN(SharedSegment * s,
+                           SharedSegment::open(root.pid, root.fd, root.id, static_cast<int>(members.size())));
+    seg.reset(s);
+  }
+  // Keep rank 0's fd valid until every member has mapped the segment.
+  GENIE_TRY(gather_small(members, &mine, 1).status());
+  std::vector<RankInfo> table;
+  for (size_t i = 0; i < members.size(); ++i) {
+    RankInfo ri = peers_[static_cast<size_t>(members[i])];
+    ri.rank = static_cast<int32_t>(i);
+    table.push_back(ri);
+  }
+  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members), cuda_dev_, opts);
+}
+
+Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, const CommOptions& opts) {
+  std::vector<int> everyone(static_cast<size_t>(nranks_));
+  for (int r = 0; r < nranks_; ++r) everyone[static_cast<size_t>(r)] = r;
+  SplitEntry mine{color, key};
+  GENIE_ASSIGN_OR_RETURN(auto all, gather_small(everyone, &mine, sizeof(mine)));
+  std::vector<std::pair<std::pair<int, int>, int>> group;  // ((key, parent rank), parent rank)
+  for (int r = 0; r < nranks_; ++r) {
+    SplitEntry e{};
+    std::memcpy(&e, all[static_cast<size_t>(r)].data(), sizeof(e));
+    if (e.color == color && color >= 0) group.push_back({{e.key, r}, r});
+  }
+  // NCCL_SPLIT_NOCOLOR ranks take part in the exchange but get no communicator. Each colour's members
+  // run their own sub-exchange next; the others do not wait for them.
+  if (color < 0) {
+    // Keep this rank's all-gather numbering in step with the members' two sub-exchanges.
+    gather_seq_ += 2;
+    seg_->slot(rank_).gather_done.store(gather_seq_, std::memory_order_release);
+    seg_->ring();
+    return std::shared_ptr<Communicator>();
+  }
+  std::sort(group.begin(), group.end());
+  std::vector<int> members;
+  int my_index = -1;
+  for (const auto& g : group) {
+    if (g.second == rank_) my_index = static_cast<int>(members.size());
+    members.push_back(g.second);
+  }
+  return sub_communicator(members, my_index, opts);
+}
+
+Result<std::shared_ptr<Communicator>> Communicator::shrink(const std::vector<int>& exclude, const CommOptions& opts) {
+  std::vector<int> members;
+  int my_index = -1;
+  for (int r = 0; r < nranks_; ++r) {
+    if (std::find(exclude.begin(), exclude.end(), r) != exclude.end()) continue;
+    if (r == rank_) my_index = static_cast<int>(members.size());
+    members.push_back(r);
+  }
+  if (my_index < 0)
+    return invalid_argument("this rank is in excludeRanksList; excluded ranks must not call ncclCommShrink");
+  return sub_communicator(members, my_index, opts);
+}
+
+}  // namespace genie::shim

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// Communicator: one rank of an NCCL communicator (struct ncclComm's implementation). Owns the shared
+// control segment, the placement and timing on the modelled cluster, and executes collectives and
+// point-to-point batches as stream ops: rendezvous with the peers, move and reduce real bytes, time by netsim.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "bootstrap.hpp"
+#include "comm_timing.hpp"
+#include "genie/common/sim_time.hpp"
+#include "genie/common/status.hpp"
+#include "genie/netsim/schedule.hpp"
+#include "reduce/reduce_kernels.hpp"
+#include "shared_segment.hpp"
+
+namespace genie::fakecuda {
+class Runtime;
+class Stream;
+}  // namespace genie::fakecuda
+
+namespace genie::shim {
+
+/// A reduction operator as the API names it: built-in, or a PreMulSum created on this communicator.
+struct RedOpSpec {
+  ReduceOp kind = ReduceOp::kSum;
+  double host_scalar = 1.0;
+  const void* device_scalar = nullptr;  ///< ncclScalarDevice: read when the collective runs
+  netsim::DataType scalar_type = netsim::DataType::kFloat32;
+};
+
+/// One collective call, validated, as enqueued.
+struct CollCall {
+  netsim::Collective collective = netsim::Collective::kAllReduce;
+  uint64_t count = 0;
+  netsim::DataType datatype = netsim::DataType::kFloat32;
+  int root = 0;
+  uint32_t redop_id = 0;  ///< the ncclRedOp_t value (for messages)
+  RedOpSpec op;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  BufferRef send_ref, recv_ref;
+};
+
+/// One send or receive of a point-to-point batch.
+struct P2PCall {
+  bool is_send = true;
+  int peer = 0;
+  void* buf = nullptr;
+  uint64_t bytes = 0;
+  BufferRef ref;
+};
+
+/// Communicator options (ncclConfig_t, the parts we honour).
+struct CommOptions {
+  bool blocking = true;
+  std::string name;
+};
+
+class Communicator : public std::enable_shared_from_this<Communicator> {
+ public:
+  static constexpr uint64_t kMagic = 0x47454e49434f4d4dull;  // "GENICOMM"
+
+  /// Joins the communicator of `id` (blocking). The CUDA device is `cuda_dev`.
+  static Result<std::shared_ptr<Communicator>> init_rank(const UniqueId& id, int nranks, int rank, int cuda_dev,
+                                                         const CommOptions& opts);
+  /// ncclCommSplit: every rank of this communicator calls it; NCCL_SPLIT_NOCOLOR yields nullptr.
+  Result<std::shared_ptr<Communicator>> split(int color, int key, const CommOptions& opts);
+  /// ncclCommShrink: the ranks not in `exclude` call it.
+  Result<std::shared_ptr<Communicator>> shrink(const std::vector<int>& exclude, const CommOptions& opts);
+
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int cuda_dev() const { return cuda_dev_; }
+  uint64_t id() const { return id_; }
+  const CommOptions& options() const { return opts_; }
+  CommTiming& timing() { return *timing_; }
+  fakecuda::Runtime& runtime() { return *rt_; }
+  /// True when some peer lives in another process (buffers must be shareable).
+  bool cross_process() const { return cross_process_; }
+
+  /// ncclCommGetAsyncError: ncclSuccess (0) or the first asynchronous failure, as an Errc.
+  Errc async_error() const { return static_cast<Errc>(async_error_.load(std::memory_order_acquire)); }
+  void set_async_error(Errc e);
+  /// ncclCommAbort: waiting operations give up; later ones fail at once.
+  void abort();
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  /// Blocks until every op this communicator enqueued has run (ncclCommFinalize).
+  Status drain();
+
+  /// Enqueues a collective on `s`.
+  Status enqueue_collective(CollCall call, fakecuda::Stream& s);
+  /// Enqueues a batch of sends and receives (one group's worth on one stream).
+  Status enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s);
+
+  /// PreMulSum operators created on this communicator.
+  Result<int> create_redop(const RedOpSpec& spec);
+  Status destroy_redop(int id);
+  Result<RedOpSpec> redop(int id) const;
+
+  /// Small all-gather among `members` (ranks of this communicator; all of them call it with the same list):
+  /// returns each member's `len` bytes (<= kGatherBytes), in `members` order.
+  Result<std::vector<std::vector<uint8_t>>> gather_small(const std::vector<int>& members, const void* mine, size_t len);
+
+ private:
+  Communicator() = default;
+  static Result<std::shared_ptr<Communicator>> assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
+                                                        std::shared_ptr<CommTiming> timing, int cuda_dev,
+                                                        const CommOptions& opts);
+  Result<std::shared_ptr<Communicator>> sub_communicator(const std::vector<int>& members, int my_index,
+                                                         const CommOptions& opts);
+  Result<SimTime> run_collective(const CollCall& c, SimTime ready);
+  Result<SimTime> run_p2p(std::vector<P2PCall>& calls, SimTime ready);
+  Status move_data(const CollCall& c, uint64_t seq);
+  Status barrier(uint64_t seq, int phase, const char* what);
+  /// Checks run while waiting: abort, a failed communicator, dead peers, the hang timeout.
+  /// `missing()` lists the ranks this wait still needs; only their deaths fail it.
+  Status wait_check(const std::function<std::vector<int>()>& missing, const char* what,
+                    std::chrono::steady_clock::time_point since);
+  void fail_all(Errc e);
+  std::string describe(const CallDesc& d) const;
+  SimTime finish_time(SimTime start, SimTime duration);
+
+  int rank_ = 0;
+  int nranks_ = 0;
+  int cuda_dev_ = 0;
+  uint64_t id_ = 0;
+  CommOptions opts_;
+  fakecuda::Runtime* rt_ = nullptr;
+  std::vector<RankInfo> peers_;
+  std::vector<int> pidfds_;  ///< pidfd of each peer in another process (-1: this process or unavailable)
+  bool cross_process_ = false;
+  std::unique_ptr<SharedSegment> seg_;
+  std::shared_ptr<CommTiming> timing_;
+
+  std::atomic<int> async_error_{0};
+  std::atomic<bool> aborted_{false};
+  std::atomic<int64_t> outstanding_{0};
+
+  std::mutex exec_mu_;  ///< one call of this communicator executes at a time, in order
+  uint64_t exec_seq_ = 0;
+  std::vector<uint64_t> sent_, received_;  ///< p2p messages sent to / received from each peer
+  uint64_t gather_seq_ = 0;
+  std::vector<int> gather_prev_members_;  ///< who took part in this rank's previous small all-gather
+
+  mutable std::mutex redop_mu_;
+  std::vector<std::pair<bool, RedOpSpec>> redops_;  ///< index = ncclRedOp_t - ncclNumOps
+};
+
+/// Converters between the API's enums and netsim's.
+const char* collective_api_name(netsim::Collective c) noexcept;  ///< "AllReduce"
+const char* redop_api_name(ReduceOp op) noexcept;                ///< "sum"
+
+}  // namespace genie::shim

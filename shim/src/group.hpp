@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclGroupStart/End: the calling thread's pending work (communicator inits, collectives, sends and
+// receives), launched together when the outermost group ends.
+#pragma once
+
+#include <nccl.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "comm_handle.hpp"
+#include "communicator.hpp"
+
+namespace genie::fakecuda {
+class Stream;
+}
+
+namespace genie::shim {
+
+/// Inside ncclGroupStart/End on this thread?
+bool in_group();
+Status group_start();
+/// Ends one nesting level; at the outermost, runs pending inits, then enqueues collectives and p2p batches.
+/// `sim_us`, when given, receives netsim's estimate instead of executing (ncclGroupSimulateEnd).
+Status group_end(float* sim_us = nullptr);
+
+/// Defers a communicator init to the end of the group (its handle exists already).
+void defer_init(ncclComm* handle, std::function<Result<std::shared_ptr<Communicator>>()> init);
+/// Adds a collective or a p2p call; outside a group it is launched at once.
+Status submit_collective(std::shared_ptr<Communicator> comm, CollCall call, fakecuda::Stream& s);
+Status submit_p2p(std::shared_ptr<Communicator> comm, P2PCall call, fakecuda::Stream& s);
+
+}  // namespace genie::shim

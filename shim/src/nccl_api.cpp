@@ -1,0 +1,820 @@
+// SPDX-License-Identifier: Apache-2.0
+// libnccl.so.2: every function NCCL 2.28.9 exports, with its pncclXxx alias. Arguments are checked here,
+// before any state is touched (NCCL's ArgsCheck/CommCheck); nothing throws across this boundary.
+#include <nccl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "bootstrap.hpp"
+#include "comm_handle.hpp"
+#include "communicator.hpp"
+#include "genie/fakecuda/runtime.hpp"
+#include "group.hpp"
+#include "nccl_debug.hpp"
+#include "peer_memory.hpp"
+#include "shim_errors.hpp"
+
+// Device-API types (nccl_device.h needs nvcc); only their host entry points are served here.
+struct ncclTeam {
+  int nRanks, rank, stride;
+};
+typedef struct ncclTeam ncclTeam_t;
+struct ncclDevCommRequirements;
+struct ncclDevComm;
+struct ncclDevResourceRequirements;
+struct ncclGinBarrierHandle;
+struct ncclLsaBarrierHandle;
+struct ncclLLA2AHandle;
+
+#define GENIE_NCCL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace genie::shim {
+
+std::chrono::milliseconds bootstrap_timeout();
+std::string bootstrap_addr();
+double scalar_from_bytes(const void* p, netsim::DataType dt);
+
+namespace {
+
+constexpr int kNcclVersionCode = 22809;  // NCCL 2.28.9: clients gate features on it (nccl-tests: >= 2.28)
+
+Result<netsim::DataType> to_datatype(ncclDataType_t dt) {
+  const int v = static_cast<int>(dt);
+  if (v < 0 || v >= static_cast<int>(ncclNumTypes)) return invalid_argument("invalid datatype " + std::to_string(v));
+  return static_cast<netsim::DataType>(v);  // same order as ncclDataType_t
+}
+
+Status check_ptr(const void* p, const char* what) {
+  if (p == nullptr) return invalid_argument(std::string(what) + " argument is NULL");
+  return Status::ok();
+}
+
+fakecuda::Runtime* runtime_or_null() { return fakecuda::Runtime::instance(); }
+
+Result<fakecuda::Stream*> stream_of(cudaStream_t stream) {
+  fakecuda::Runtime* rt = runtime_or_null();
+  if (!rt)
+    return Status(Errc::kSystem,
+                  "the CUDA runtime is not available: " + fakecuda::Runtime::instance_status().message());
+  fakecuda::Stream* s = rt->resolve_stream(stream, false);
+  if (!s) return invalid_argument("stream is not a valid CUDA stream");
+  return s;
+}
+
+Result<RedOpSpec> to_redop(Communicator& c, ncclRedOp_t op) {
+  const int v = static_cast<int>(op);
+  if (v >= 0 && v < static_cast<int>(ncclNumOps)) {
+    RedOpSpec s;
+    s.kind = static_cast<ReduceOp>(v);  // sum, prod, max, min, avg: same order
+    return s;
+  }
+  if (v < 0) return invalid_argument("invalid reduction operator " + std::to_string(v));
+  return c.redop(v - static_cast<int>(ncclNumOps));
+}
+
+// Bytes each side of a collective touches on this rank.
+struct Extents {
+  uint64_t send = 0, recv = 0;
+};
+Result<Extents> extents(netsim::Collective c, uint64_t count, size_t es, int n, bool is_root) {
+  const uint64_t n64 = static_cast<uint64_t>(n);
+  if (count > (UINT64_MAX / 2) / es / n64) return invalid_argument("count " + std::to_string(count) + " is too large");
+  const uint64_t b = count * es;
+  switch (c) {
+    case netsim::Collective::kAllReduce:
+      return Extents{b, b};
+    case netsim::Collective::kBroadcast:
+      return Extents{is_root ? b : 0, b};
+    case netsim::Collective::kReduce:
+      return Extents{b, is_root ? b : 0};
+    case netsim::Collective::kAllGather:
+      return Extents{b, b * n64};
+    case netsim::Collective::kReduceScatter:
+      return Extents{b * n64, b};
+    case netsim::Collective::kAllToAll:
+      return Extents{b * n64, b * n64};
+    case netsim::Collective::kGather:
+      return Extents{b, is_root ? b * n64 : 0};
+    case netsim::Collective::kScatter:
+      return Extents{is_root ? b * n64 : 0, b};
+    case netsim::Collective::kSendRecv:
+      break;
+  }
+  return internal_error("not a collective");
+}
+
+Status collective(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
+                  ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+  GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
+  CollCall call;
+  call.collective = kind;
+  call.count = count;
+  call.datatype = dt;
+  call.redop_id = static_cast<uint32_t>(op);
+  if (netsim::collective_reduces(kind)) {
+    GENIE_ASSIGN_OR_RETURN(call.op, to_redop(*c, op));
+  }
+  const bool rooted = kind == netsim::Collective::kBroadcast || kind == netsim::Collective::kReduce ||
+                      kind == netsim::Collective::kGather || kind == netsim::Collective::kScatter;
+  if (rooted && (root < 0 || root >= c->nranks()))
+    return invalid_argument("root " + std::to_string(root) + " is out of range for a communicator of " +
+                            std::to_string(c->nranks()) + " ranks");
+  call.root = rooted ? root : 0;
+  GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream));
+  GENIE_ASSIGN_OR_RETURN(Extents ex,
+                         extents(kind, count, netsim::datatype_size(dt), c->nranks(), c->rank() == call.root));
+  call.sendbuff = sendbuff;
+  call.recvbuff = recvbuff;
+  if (ex.send) GENIE_TRY(check_ptr(sendbuff, "sendbuff"));
+  if (ex.recv) GENIE_TRY(check_ptr(recvbuff, "recvbuff"));
+  PeerMemory& pm = PeerMemory::instance();
+  GENIE_ASSIGN_OR_RETURN(call.send_ref, pm.publish(c->runtime(), sendbuff, ex.send, "sendbuff", c->cross_process()));
+  GENIE_ASSIGN_OR_RETURN(call.recv_ref, pm.publish(c->runtime(), recvbuff, ex.recv, "recvbuff", c->cross_process()));
+  if (nccl_debug_level() >= NcclDebugLevel::kTrace)
+    nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(),
+               "%s: sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p", fn,
+               sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op), root,
+               static_cast<void*>(comm), c->nranks(), static_cast<void*>(stream));
+  if (count == 0) return Status::ok();  // NCCL returns at once for empty collectives
+  return submit_collective(std::move(c), std::move(call), *s);
+}
+
+Status p2p(const char* fn, bool is_send, const void* buf, size_t count, ncclDataType_t datatype, int peer,
+           ncclComm_t comm, cudaStream_t stream) {
+  GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+  GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
+  if (peer < 0 || peer >= c->nranks())
+    return invalid_argument("peer " + std::to_string(peer) + " is out of range for a communicator of " +
+                            std::to_string(c->nranks()) + " ranks");
+  GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream));
+  const size_t es = netsim::datatype_size(dt);
+  if (count > (UINT64_MAX / 2) / es) return invalid_argument("count " + std::to_string(count) + " is too large");
+  P2PCall call;
+  call.is_send = is_send;
+  call.peer = peer;
+  call.buf = const_cast<void*>(buf);
+  call.bytes = count * es;
+  if (call.bytes) GENIE_TRY(check_ptr(buf, is_send ? "sendbuff" : "recvbuff"));
+  GENIE_ASSIGN_OR_RETURN(
+      call.ref, PeerMemory::instance().publish(c->runtime(), buf, call.bytes, is_send ? "sendbuff" : "recvbuff",
+                                               c->cross_process()));
+  if (nccl_debug_level() >= NcclDebugLevel::kTrace)
+    nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(), "%s: buff %p count %zu datatype %d peer %d comm %p stream %p", fn,
+               buf, count, static_cast<int>(datatype), peer, static_cast<void*>(comm), static_cast<void*>(stream));
+  return submit_p2p(std::move(c), call, *s);
+}
+
+Status parse_config(const ncclConfig_t* config, CommOptions* o) {
+  if (config == nullptr) return Status::ok();
+  if (config->magic != 0xcafebeef || config->size < offsetof(ncclConfig_t, cgaClusterSize))
+    return invalid_argument("config is not initialised with NCCL_CONFIG_INITIALIZER (bad magic or size)");
+  if (config->blocking != NCCL_CONFIG_UNDEF_INT) {
+    if (config->blocking != 0 && config->blocking != 1)
+      return invalid_argument("config->blocking must be 0 or 1, not " + std::to_string(config->blocking));
+    o->blocking = config->blocking == 1;
+  }
+  if (config->size >= offsetof(ncclConfig_t, splitShare) && config->commName) o->name = config->commName;
+  return Status::ok();
+}
+
+int current_device() {
+  fakecuda::Runtime* rt = runtime_or_null();
+  return rt ? rt->current_device() : 0;
+}
+
+// Creates the handle and runs (or defers, or backgrounds) `init`.
+Status start_init(ncclComm_t* out, const CommOptions& opts, int dev,
+                  std::function<Result<std::shared_ptr<Communicator>>()> init) {
+  auto* h = new ncclComm();
+  h->blocking = opts.blocking;
+  h->cuda_dev = dev;
+  h->out = out;
+  HandleRegistry::instance().add(h);
+  *out = h;
+  if (in_group()) {
+    defer_init(h, std::move(init));
+    return Status::ok();
+  }
+  if (!opts.blocking) {
+    h->init_thread = std::thread([h, f = std::move(init)] { h->finish(f()); });
+    return Status(Errc::kNotReady, "in progress");
+  }
+  h->finish(init());
+  auto r = h->wait_ready();
+  if (!r.is_ok()) {
+    // A failed blocking init leaves no communicator behind (NCCL sets *comm only on success).
+    HandleRegistry::instance().remove(h);
+    delete h;
+    *out = nullptr;
+    return r.status();
+  }
+  return Status::ok();
+}
+
+Status init_rank_config(ncclComm_t* newcomm, int nranks, const ncclUniqueId& commId, int rank, ncclConfig_t* config) {
+  GENIE_TRY(check_ptr(newcomm, "newcomm"));
+  *newcomm = nullptr;
+  if (nranks < 1) return invalid_argument("nranks " + std::to_string(nranks) + " must be at least 1");
+  if (rank < 0 || rank >= nranks)
+    return invalid_argument("rank " + std::to_string(rank) + " is out of range [0, " + std::to_string(nranks) + ")");
+  CommOptions opts;
+  GENIE_TRY(parse_config(config, &opts));
+  GENIE_ASSIGN_OR_RETURN(UniqueId id, UniqueId::decode(commId.internal));
+  const int dev = current_device();
+  return start_init(newcomm, opts, dev,
+                    [id, nranks, rank, dev, opts] { return Communicator::init_rank(id, nranks, rank, dev, opts); });
+}
+
+Result<UniqueId> new_unique_id() { return start_root(bootstrap_addr(), bootstrap_timeout()); }
+
+}  // namespace
+}  // namespace genie::shim
+
+using namespace genie;        // NOLINT
+using namespace genie::shim;  // NOLINT
+
+// ----------------------------------------------------------------------------------------------------
+// Version, ids, errors
+GENIE_NCCL_EXPORT ncclResult_t ncclGetVersion(int* version) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(version, "version"));
+    *version = kNcclVersionCode;
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(uniqueId, "uniqueId"));
+    GENIE_ASSIGN_OR_RETURN(UniqueId id, new_unique_id());
+    id.encode(uniqueId->internal);
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT const char* ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
+  }
+}
+
+GENIE_NCCL_EXPORT const char* ncclGetLastError(ncclComm_t /*comm*/) { return last_error(); }
+
+GENIE_NCCL_EXPORT void ncclResetDebugInit() {}
+GENIE_NCCL_EXPORT void ncclResetDebugInitInternal() {}
+
+// ----------------------------------------------------------------------------------------------------
+// Communicators
+GENIE_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* newcomm, int nranks, ncclUniqueId commId, int rank,
+                                                      ncclConfig_t* config) {
+  return guard(__func__, [&] { return init_rank_config(newcomm, nranks, commId, rank, config); });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* newcomm, int nranks, ncclUniqueId commId, int rank) {
+  return guard(__func__, [&] { return init_rank_config(newcomm, nranks, commId, rank, nullptr); });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                                        ncclUniqueId* commIds, ncclConfig_t* config) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(commIds, "commIds"));
+    if (nId < 1) return invalid_argument("nId " + std::to_string(nId) + " must be at least 1");
+    // Several roots only spread NCCL's bootstrap load; one root (the first id) serves every rank here.
+    return init_rank_config(newcomm, nranks, commIds[0], myrank, config);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(comms, "comms"));
+    if (ndev < 1) return invalid_argument("ndev " + std::to_string(ndev) + " must be at least 1");
+    fakecuda::Runtime* rt = runtime_or_null();
+    if (!rt) return Status(Errc::kSystem, "the CUDA runtime is not available");
+    std::vector<int> devs(static_cast<size_t>(ndev));
+    for (int i = 0; i < ndev; ++i) {
+      devs[static_cast<size_t>(i)] = devlist ? devlist[i] : i;
+      int d = devs[static_cast<size_t>(i)];
+      if (d < 0 || d >= rt->device_count())
+        return invalid_argument("devlist[" + std::to_string(i) + "] = " + std::to_string(d) + " is not a valid device");
+      for (int j = 0; j < i; ++j)
+        if (devs[static_cast<size_t>(j)] == d)
+          return invalid_argument("devlist has device " + std::to_string(d) + " twice");
+    }
+    GENIE_ASSIGN_OR_RETURN(UniqueId id, new_unique_id());
+    GENIE_TRY(group_start());
+    Status first;
+    for (int i = 0; i < ndev; ++i) {
+      int dev = devs[static_cast<size_t>(i)];
+      Status s = start_init(&comms[i], CommOptions{}, dev,
+                            [id, ndev, i, dev] { return Communicator::init_rank(id, ndev, i, dev, CommOptions{}); });
+      if (!s.is_ok() && first.is_ok()) first = s;
+    }
+    Status end = group_end();
+    if (!first.is_ok()) return first;
+    return end;
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                                             ncclConfig_t* config) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(newcomm, "newcomm"));
+    *newcomm = nullptr;
+    if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+      return invalid_argument("color " + std::to_string(color) + " must be non-negative or NCCL_SPLIT_NOCOLOR");
+    GENIE_ASSIGN_OR_RETURN(auto parent, ready_comm(comm));
+    CommOptions opts = parent->options();
+    GENIE_TRY(parse_config(config, &opts));
+    if (color == NCCL_SPLIT_NOCOLOR && !in_group()) {
+      GENIE_TRY(parent->split(color, key, opts).status());
+      return Status::ok();
+    }
+    Status s = start_init(newcomm, opts, parent->cuda_dev(),
+                          [parent, color, key, opts] { return parent->split(color, key, opts); });
+    // A NOCOLOR rank inside a group gets a handle that resolves to no communicator: drop it after the group.
+    return s;
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                                              ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(newcomm, "newcomm"));
+    *newcomm = nullptr;
+    if (excludeRanksCount < 0) return invalid_argument("excludeRanksCount must not be negative");
+    if (excludeRanksCount > 0) GENIE_TRY(check_ptr(excludeRanksList, "excludeRanksList"));
+    if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
+      return invalid_argument("shrinkFlags " + std::to_string(shrinkFlags) +
+                              " is not NCCL_SHRINK_DEFAULT or NCCL_SHRINK_ABORT");
+    GENIE_ASSIGN_OR_RETURN(auto parent, ready_comm(comm));
+    std::vector<int> exclude(excludeRanksList, excludeRanksList + excludeRanksCount);
+    for (int r : exclude)
+      if (r < 0 || r >= parent->nranks())
+        return invalid_argument("excludeRanksList has rank " + std::to_string(r) + ", out of range");
+    CommOptions opts = parent->options();
+    GENIE_TRY(parse_config(config, &opts));
+    // NCCL_SHRINK_ABORT: operations stuck on the parent (waiting for the excluded ranks) give up first.
+    if (shrinkFlags == NCCL_SHRINK_ABORT) parent->abort();
+    return start_init(newcomm, opts, parent->cuda_dev(),
+                      [parent, exclude, opts] { return parent->shrink(exclude, opts); });
+  });
+}
+
+namespace {
+Status destroy_handle(ncclComm_t comm, bool abort) {
+  if (!HandleRegistry::instance().remove(comm)) return invalid_argument("comm is not a valid communicator");
+  if (comm->init_thread.joinable()) {
+    if (abort) {
+      // A joining rank waits for its peers; it gives up at the bootstrap timeout at the latest.
+      std::unique_lock lk(comm->mu);
+      comm->cv.wait_for(lk, std::chrono::seconds(1), [&] { return comm->state != ncclComm::State::kInitializing; });
+    }
+    comm->init_thread.join();
+  }
+  std::shared_ptr<Communicator> impl;
+  {
+    std::lock_guard lk(comm->mu);
+    impl = comm->impl;
+  }
+  if (impl && (abort || impl->async_error() != Errc::kOk)) impl->abort();
+  delete comm;
+  return Status::ok();
+}
+}  // namespace
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    return c->drain();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  return guard(__func__, [&]() -> Status {
+    if (comm == nullptr) return Status::ok();  // NCCL: destroying NULL is a no-op
+    return destroy_handle(comm, false);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  return guard(__func__, [&]() -> Status {
+    if (comm == nullptr) return Status::ok();
+    return destroy_handle(comm, true);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  return guard(__func__, [&]() -> Status {
+    if (revokeFlags != NCCL_REVOKE_DEFAULT) return invalid_argument("revokeFlags must be NCCL_REVOKE_DEFAULT (0)");
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    c->abort();  // in-flight operations stop; the communicator can still be shrunk or destroyed
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(asyncError, "asyncError"));
+    if (!HandleRegistry::instance().contains(comm)) return invalid_argument("comm is not a valid communicator");
+    std::lock_guard lk(comm->mu);
+    if (comm->state == ncclComm::State::kInitializing)
+      *asyncError = ncclInProgress;
+    else if (comm->state == ncclComm::State::kFailed)
+      *asyncError = to_nccl(comm->init_status);
+    else
+      *asyncError = to_nccl(Status(comm->impl->async_error(), ""));
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(count, "count"));
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    *count = c->nranks();
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(device, "device"));
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    *device = c->cuda_dev();
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(rank, "rank"));
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    *rank = c->rank();
+    return Status::ok();
+  });
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Memory and registration
+namespace {
+struct Registration {
+  static constexpr uint64_t kMagic = 0x4e43434c52454721ull;
+  uint64_t magic = kMagic;
+  const void* comm;
+  void* buff;
+  size_t size;
+};
+std::mutex g_reg_mu;
+std::unordered_set<const void*> g_regs;
+
+Result<void*> add_registration(ncclComm_t comm, void* buff, size_t size) {
+  GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+  GENIE_TRY(check_ptr(buff, "buff"));
+  GENIE_TRY(PeerMemory::instance().publish(c->runtime(), buff, size, "buff", false).status());
+  auto* r = new Registration{Registration::kMagic, comm, buff, size};
+  std::lock_guard lk(g_reg_mu);
+  g_regs.insert(r);
+  return static_cast<void*>(r);
+}
+
+Status remove_registration(ncclComm_t comm, void* handle) {
+  GENIE_TRY(ready_comm(comm).status());
+  std::lock_guard lk(g_reg_mu);
+  auto it = g_regs.find(handle);
+  if (it == g_regs.end() || static_cast<Registration*>(handle)->comm != comm)
+    return invalid_argument("handle was not registered on this communicator");
+  g_regs.erase(it);
+  delete static_cast<Registration*>(handle);
+  return Status::ok();
+}
+}  // namespace
+
+GENIE_NCCL_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(ptr, "ptr"));
+    fakecuda::Runtime* rt = runtime_or_null();
+    if (!rt) return Status(Errc::kSystem, "the CUDA runtime is not available");
+    GENIE_ASSIGN_OR_RETURN(*ptr, rt->device_alloc(rt->current_device(), size));
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclMemFree(void* ptr) {
+  return guard(__func__, [&]() -> Status {
+    if (ptr == nullptr) return Status::ok();
+    fakecuda::Runtime* rt = runtime_or_null();
+    if (!rt) return Status(Errc::kSystem, "the CUDA runtime is not available");
+    return rt->free_memory(ptr, false);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(handle, "handle"));
+    GENIE_ASSIGN_OR_RETURN(*handle, add_registration(comm, buff, size));
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
+  return guard(__func__, [&] { return remove_registration(comm, handle); });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                                      int winFlags) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(win, "win"));
+    if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC)
+      return invalid_argument("winFlags " + std::to_string(winFlags) + " is not a known NCCL_WIN_* flag");
+    if (winFlags == NCCL_WIN_COLL_SYMMETRIC && reinterpret_cast<uintptr_t>(buff) % NCCL_WIN_REQUIRED_ALIGNMENT != 0)
+      return invalid_argument("a symmetric window must be aligned to NCCL_WIN_REQUIRED_ALIGNMENT (4096)");
+    GENIE_ASSIGN_OR_RETURN(void* h, add_registration(comm, buff, size));
+    *win = static_cast<ncclWindow_t>(h);
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  return guard(__func__, [&] { return remove_registration(comm, static_cast<void*>(win)); });
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Reduction operators
+GENIE_NCCL_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                                        ncclScalarResidence_t residence, ncclComm_t comm) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(op, "op"));
+    GENIE_TRY(check_ptr(scalar, "scalar"));
+    GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    RedOpSpec s;
+    s.kind = ReduceOp::kPreMulSum;
+    s.scalar_type = dt;
+    if (static_cast<int>(residence) == ncclScalarHostImmediate) {
+      s.host_scalar = scalar_from_bytes(scalar, dt);
+    } else if (static_cast<int>(residence) == ncclScalarDevice) {
+      GENIE_TRY(
+          PeerMemory::instance().publish(c->runtime(), scalar, netsim::datatype_size(dt), "scalar", false).status());
+      s.device_scalar = scalar;
+    } else {
+      return invalid_argument("residence " + std::to_string(static_cast<int>(residence)) +
+                              " is not a ncclScalarResidence_t");
+    }
+    GENIE_ASSIGN_OR_RETURN(int id, c->create_redop(s));
+    *op = static_cast<ncclRedOp_t>(id + static_cast<int>(ncclNumOps));
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  return guard(__func__, [&]() -> Status {
+    if (static_cast<int>(op) < static_cast<int>(ncclNumOps))
+      return invalid_argument("op " + std::to_string(static_cast<int>(op)) + " is a built-in operator");
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    return c->destroy_redop(static_cast<int>(op) - static_cast<int>(ncclNumOps));
+  });
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Collectives and point-to-point
+GENIE_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                             ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                             cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm,
+                      stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                             ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root,
+                      comm, stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                                         cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kBroadcast, buff, buff, count, datatype, ncclSum, root, comm,
+                      stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                          ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, comm,
+                      stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                             ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0,
+                      comm, stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                                 ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                                 cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0,
+                      comm, stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                            ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm,
+                      stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                          int root, ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kGather, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
+                      stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                           int root, ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] {
+    return collective(__func__, netsim::Collective::kScatter, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
+                      stream);
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                                        ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] { return p2p(__func__, true, sendbuff, count, datatype, peer, comm, stream); });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                                        ncclComm_t comm, cudaStream_t stream) {
+  return guard(__func__, [&] { return p2p(__func__, false, recvbuff, count, datatype, peer, comm, stream); });
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Groups
+GENIE_NCCL_EXPORT ncclResult_t ncclGroupStart() {
+  return guard(__func__, [] { return group_start(); });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
+  return guard(__func__, [] { return group_end(); });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  return guard(__func__, [&]() -> Status {
+    if (simInfo && (simInfo->magic != 0x74685283u || simInfo->size < sizeof(ncclSimInfo_t)))
+      return invalid_argument("simInfo is not initialised with NCCL_SIM_INFO_INITIALIZER");
+    float us = 0;
+    GENIE_TRY(group_end(&us));
+    if (simInfo) simInfo->estimatedTime = us;
+    return Status::ok();
+  });
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Device API: needs GPU kernels and symmetric memory we do not emulate.
+namespace {
+ncclResult_t device_api(const char* fn) {
+  return fail(fn, invalid_usage("the NCCL device API needs GPU kernels and NVLink symmetric memory, which Genie "
+                                "does not emulate"));
+}
+ncclTeam_t team_of(ncclComm_t comm, int which) {
+  auto c = ready_comm(comm);
+  if (!c.is_ok()) return ncclTeam_t{0, -1, 1};
+  const Communicator& k = *c.value();
+  // Ranks sharing the first rank's node form the NVLink ("LSA") team, as on one HGX server.
+  int per_node = 0;
+  auto& t = const_cast<Communicator&>(k).timing();
+  for (int r = 0; r < k.nranks(); ++r)
+    if (t.topology().nodes()[static_cast<size_t>(t.topology().gpu_node(t.gpu_of(r)))].server ==
+        t.topology().nodes()[static_cast<size_t>(t.topology().gpu_node(t.gpu_of(0)))].server)
+      ++per_node;
+  per_node = std::max(1, per_node);
+  switch (which) {
+    case 0:
+      return ncclTeam_t{k.nranks(), k.rank(), 1};
+    case 1:
+      return ncclTeam_t{per_node, k.rank() % per_node, 1};
+    default:
+      return ncclTeam_t{std::max(1, k.nranks() / per_node), k.rank() / per_node, per_node};
+  }
+}
+}  // namespace
+
+GENIE_NCCL_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t, const ncclDevCommRequirements*, ncclDevComm*) {
+  return device_api(__func__);
+}
+GENIE_NCCL_EXPORT ncclResult_t ncclDevCommDestroy(ncclComm_t, const ncclDevComm*) { return device_api(__func__); }
+GENIE_NCCL_EXPORT ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t, ncclTeam_t, int, ncclGinBarrierHandle*,
+                                                               ncclDevResourceRequirements*) {
+  return device_api(__func__);
+}
+GENIE_NCCL_EXPORT ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t, int, ncclLsaBarrierHandle*,
+                                                               ncclDevResourceRequirements*) {
+  return device_api(__func__);
+}
+GENIE_NCCL_EXPORT ncclResult_t ncclLLA2ACreateRequirement(int, int, ncclLLA2AHandle*, ncclDevResourceRequirements*) {
+  return device_api(__func__);
+}
+GENIE_NCCL_EXPORT int ncclLLA2ACalcSlots(int maxElts, int maxEltSize) {
+  // Slots of 8 bytes per element (LL-style), as a host-side sizing helper; no device state is involved.
+  if (maxElts < 0 || maxEltSize < 0) return 0;
+  return maxElts * ((maxEltSize + 7) / 8);
+}
+GENIE_NCCL_EXPORT ncclTeam_t ncclTeamWorld(ncclComm_t comm) { return team_of(comm, 0); }
+GENIE_NCCL_EXPORT ncclTeam_t ncclTeamLsa(ncclComm_t comm) { return team_of(comm, 1); }
+GENIE_NCCL_EXPORT ncclTeam_t ncclTeamRail(ncclComm_t comm) { return team_of(comm, 2); }
+GENIE_NCCL_EXPORT int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank) {
+  auto c = ready_comm(comm);
+  if (!c.is_ok()) return -1;
+  return c.value()->rank() + (rank - team.rank) * team.stride;
+}
+GENIE_NCCL_EXPORT int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank) {
+  ncclTeam_t lsa = ncclTeamLsa(comm);
+  int world = ncclTeamRankToWorld(comm, team, rank);
+  if (world < 0 || lsa.nRanks <= 0) return -1;
+  return world % lsa.nRanks;
+}
+
+// ----------------------------------------------------------------------------------------------------
+// pncclXxx: NCCL's profiling aliases of every entry point.
+#define GENIE_NCCL_ALIAS(ret, name, params) GENIE_NCCL_EXPORT ret p##name params __attribute__((alias(#name)));
+GENIE_NCCL_ALIAS(ncclResult_t, ncclGetVersion, (int*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclGetUniqueId, (ncclUniqueId*))
+GENIE_NCCL_ALIAS(const char*, ncclGetErrorString, (ncclResult_t))
+GENIE_NCCL_ALIAS(const char*, ncclGetLastError, (ncclComm_t))
+GENIE_NCCL_ALIAS(void, ncclResetDebugInit, ())
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommInitRankConfig, (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommInitRank, (ncclComm_t*, int, ncclUniqueId, int))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommInitRankScalable, (ncclComm_t*, int, int, int, ncclUniqueId*, ncclConfig_t*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommInitAll, (ncclComm_t*, int, const int*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommSplit, (ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommShrink, (ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommFinalize, (ncclComm_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommDestroy, (ncclComm_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommAbort, (ncclComm_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommRevoke, (ncclComm_t, int))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t, ncclResult_t*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommCount, (const ncclComm_t, int*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommCuDevice, (const ncclComm_t, int*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommUserRank, (const ncclComm_t, int*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclMemAlloc, (void**, size_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclMemFree, (void*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommRegister, (const ncclComm_t, void*, size_t, void**))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommDeregister, (const ncclComm_t, void*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommWindowRegister, (ncclComm_t, void*, size_t, ncclWindow_t*, int))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t, ncclWindow_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclRedOpCreatePreMulSum,
+                 (ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclRedOpDestroy, (ncclRedOp_t, ncclComm_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclAllReduce,
+                 (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclBroadcast,
+                 (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclBcast, (void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclReduce,
+                 (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclAllGather, (const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclReduceScatter,
+                 (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclAlltoAll, (const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclGather, (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclScatter, (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclSend, (const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclRecv, (void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclGroupStart, ())
+GENIE_NCCL_ALIAS(ncclResult_t, ncclGroupEnd, ())
+GENIE_NCCL_ALIAS(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t*))

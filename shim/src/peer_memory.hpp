@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// PeerMemory: publishes local device buffers as BufferRefs and maps peers' buffers (same host) for
+// zero-copy collectives, caching one mapping per peer allocation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "genie/common/status.hpp"
+#include "shared_segment.hpp"
+
+namespace genie::fakecuda {
+class Runtime;
+}
+
+namespace genie::shim {
+
+class PeerMemory {
+ public:
+  /// The process-wide instance (mappings are shared by every communicator of the process).
+  static PeerMemory& instance();
+
+  /// Describes `bytes` at `p` for peers. `what` names the argument in errors ("sendbuff"). When
+  /// `cross_process`, the allocation must be shareable (device memory is, from birth). Errors:
+  /// InvalidArgument for memory the CUDA runtime did not allocate or a range past the allocation's end.
+  Result<BufferRef> publish(fakecuda::Runtime& rt, const void* p, uint64_t bytes, const char* what, bool cross_process);
+  /// A local address for a peer's buffer (maps it on first use).
+  Result<char*> resolve(const BufferRef& ref);
+
+ private:
+  struct Mapping {
+    char* base;
+    uint64_t size;
+  };
+  std::mutex mu_;
+  std::map<std::tuple<int32_t, uint64_t>, Mapping> maps_;  // (pid, memfd inode) -> mapping
+};
+
+}  // namespace genie::shim

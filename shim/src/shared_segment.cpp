@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// Control segment mapping and waiting: spin briefly, then sleep on a futex in the shared page, so ranks
+// that outnumber cores do not burn the CPU their peers need (DESIGN.md: progress must block when idle).
+#include "shared_segment.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace genie::shim {
+namespace {
+
+constexpr int kSpinRounds = 64;             // yields before sleeping: a peer on another core often answers within these
+constexpr long kSleepSliceNs = 50'000'000;  // futex sleep between checks (abort, dead peers, hang timeout)
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, ts, nullptr, 0);
+}
+
+}  // namespace
+
+size_t SharedSegment::bytes_for(int nranks) {
+  const size_t n = static_cast<size_t>(nranks);
+  return align_up(sizeof(SegmentHeader), 64) + n * sizeof(RankSlot) + n * n * sizeof(Mailbox);
+}
+
+Result<SharedSegment*> SharedSegment::create(int nranks, uint64_t id) {
+  int fd = memfd_create("genie-nccl-comm", MFD_CLOEXEC);
+  if (fd < 0) return system_error(std::string("memfd_create: ") + std::strerror(errno));
+  const size_t size = bytes_for(nranks);
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int err = errno;
+    ::close(fd);
+    return system_error(std::string("ftruncate of the control segment: ") + std::strerror(err));
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    ::close(fd);
+    return system_error(std::string("mmap of the control segment: ") + std::strerror(err));
+  }
+  auto* s = new SharedSegment();
+  s->fd_ = fd;
+  s->base_ = p;
+  s->size_ = size;
+  s->nranks_ = nranks;
+  // A fresh memfd is zero-filled, which is a valid initial state for every atomic in it.
+  s->header_ = new (p) SegmentHeader();
+  s->slots_ = reinterpret_cast<RankSlot*>(static_cast<char*>(p) + align_up(sizeof(SegmentHeader), 64));
+  s->mail_ = reinterpret_cast<Mailbox*>(s->slots_ + nranks);
+  s->header_->id = id;
+  s->header_->nranks = nranks;
+  std::atomic_thread_fence(std::memory_order_release);
+  s->header_->magic = SegmentHeader::kMagic;
+  return s;
+}
+
+Result<SharedSegment*> SharedSegment::open(int pid, int fd, uint64_t id, int nranks) {
+  std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  int local = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (local < 0)
+    return system_error("cannot open rank 0's control segment " + path + ": " + std::strerror(errno) +
+                        " (ranks of one communicator on one host must be able to read each other's /proc/<pid>/fd)");
+  const size_t size = bytes_for(nranks);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, local, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    ::close(local);
+    return system_error(std::string("mmap of the control segment: ") + std::strerror(err));
+  }
+  auto* hdr = static_cast<SegmentHeader*>(p);
+  if (hdr->magic != SegmentHeader::kMagic || hdr->id != id || hdr->nranks != nranks) {
+    munmap(p, size);
+    ::close(local);
+    return Status(Errc::kRemote, "rank 0's control segment does not match this communicator");
+  }
+  auto* s = new SharedSegment();
+  s->fd_ = local;
+  s->base_ = p;
+  s->size_ = size;
+  s->nranks_ = nranks;
+  s->header_ = hdr;
+  s->slots_ = reinterpret_cast<RankSlot*>(static_cast<char*>(p) + align_up(sizeof(SegmentHeader), 64));
+  s->mail_ = reinterpret_cast<Mailbox*>(s->slots_ + nranks);
+  return s;
+}
+
+SharedSegment::~SharedSegment() {
+  if (base_) munmap(base_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SharedSegment::ring() {
+  header_->bell.fetch_add(1, std::memory_order_acq_rel);
+  if (header_->waiters.load(std::memory_order_acquire) > 0) futex(&header_->bell, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+Status SharedSegment::wait(const std::function<bool()>& ready, const std::function<Status()>& check) {
+  for (int i = 0; i < kSpinRounds; ++i) {
+    if (ready()) return Status::ok();
+    sched_yield();
+  }
+  auto last_check = std::chrono::steady_clock::now();
+  GENIE_TRY(check());
+  for (;;) {
+    uint32_t seen = header_->bell.load(std::memory_order_acquire);
+    if (ready()) return Status::ok();
+    header_->waiters.fetch_add(1, std::memory_order_acq_rel);
+    // Re-check after announcing ourselves: a ring() between the check and the sleep changes `bell`,
+    // so FUTEX_WAIT returns at once instead of missing the wake-up.
+    if (!ready()) {
+      timespec ts{0, kSleepSliceNs};
+      futex(&header_->bell, FUTEX_WAIT, seen, &ts);
+    }
+    header_->waiters.fetch_sub(1, std::memory_order_acq_rel);
+    if (ready()) return Status::ok();
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_check >= std::chrono::milliseconds(50)) {
+      last_check = now;
+      GENIE_TRY(check());
+    }
+  }
+}
+
+}  // namespace genie::shim
