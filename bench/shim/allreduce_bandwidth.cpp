@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// Data-path throughput: a data-correct 64 MiB fp32 all-reduce across P processes on this host (wall time,
+// out-of-place, after a warm-up), against a single-core 64 MiB memcpy measured in the same run.
+//   allreduce_bandwidth [processes=4] [MiB=64] [iterations=10]
+// Prints the memcpy bandwidth, the all-reduce's algorithm bandwidth (bytes / time) and bus bandwidth
+// (x 2(P-1)/P, nccl-tests' definition), and their ratios to memcpy.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double memcpy_gbps(size_t bytes, int iters) {
+  std::vector<char> a(bytes, 1), b(bytes, 2);
+  std::memcpy(b.data(), a.data(), bytes);  // fault the pages in
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) {
+    std::memcpy(b.data(), a.data(), bytes);
+    asm volatile("" ::"r"(b.data()) : "memory");
+  }
+  return static_cast<double>(bytes) * iters / seconds_since(t0) / 1e9;
+}
+
+#define CHECK(cond, what)                                       \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      std::fprintf(stderr, "rank %d: %s failed\n", rank, what); \
+      _exit(2);                                                 \
+    }                                                           \
+  } while (0)
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int nproc = argc > 1 ? std::atoi(argv[1]) : 4;
+  const size_t mib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 64;
+  const int iters = argc > 3 ? std::atoi(argv[3]) : 10;
+  const size_t bytes = mib << 20;
+  const size_t count = bytes / sizeof(float);
+  const double copy = memcpy_gbps(bytes, iters);
+
+  ncclUniqueId id;
+  if (ncclGetUniqueId(&id) != ncclSuccess) return 2;
+  auto* result = static_cast<double*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  std::vector<pid_t> kids;
+  for (int rank = 0; rank < nproc; ++rank) {
+    pid_t pid = fork();
+    if (pid != 0) {
+      kids.push_back(pid);
+      continue;
+    }
+    CHECK(cudaSetDevice(rank) == cudaSuccess, "cudaSetDevice");
+    ncclComm_t comm;
+    CHECK(ncclCommInitRank(&comm, nproc, id, rank) == ncclSuccess, "ncclCommInitRank");
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess, "stream");
+    float *in, *out;
+    CHECK(cudaMalloc(reinterpret_cast<void**>(&in), bytes) == cudaSuccess, "cudaMalloc");
+    CHECK(cudaMalloc(reinterpret_cast<void**>(&out), bytes) == cudaSuccess, "cudaMalloc");
+    std::vector<float> host(count, static_cast<float>(rank + 1));
+    CHECK(cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice) == cudaSuccess, "H2D");
+    CHECK(ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s) == ncclSuccess, "warm-up");
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "sync");
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i)
+      CHECK(ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s) == ncclSuccess, "allreduce");
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "sync");
+    double t = seconds_since(t0) / iters;
+    CHECK(cudaMemcpy(host.data(), out, bytes, cudaMemcpyDeviceToHost) == cudaSuccess, "D2H");
+    const float want = static_cast<float>(nproc * (nproc + 1) / 2);
+    for (size_t i = 0; i < count; i += 4097) CHECK(host[i] == want, "result check");
+    result[rank] = t;
+    ncclCommDestroy(comm);
+    _exit(0);
+  }
+  int failed = 0;
+  for (pid_t k : kids) {
+    int st = 0;
+    waitpid(k, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failed;
+  }
+  if (failed) {
+    std::fprintf(stderr, "%d rank(s) failed\n", failed);
+    return 1;
+  }
+  double worst = 0;
+  for (int r = 0; r < nproc; ++r) worst = std::max(worst, result[r]);
+  const double algbw = static_cast<double>(bytes) / worst / 1e9;
+  const double busbw = algbw * 2.0 * (nproc - 1) / nproc;
+  std::printf("memcpy %zu MiB, one core: %.2f GB/s\n", mib, copy);
+  std::printf(
+      "all-reduce %zu MiB fp32, %d processes: %.2f ms, algbw %.2f GB/s (%.0f%% of memcpy), busbw %.2f GB/s (%.0f%% of "
+      "memcpy)\n",
+      mib, nproc, worst * 1e3, algbw, 100 * algbw / copy, busbw, 100 * busbw / copy);
+  return 0;
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// Example: communicator management (split, shrink, non-blocking and scalable init, registration, custom ops,
+// simulation, finalize/destroy/abort) and the argument errors NCCL reports, one process per rank.
+// Usage: comm_ops [nranks=4]
+// nccl_device.h (the device API's host declarations) has unused parameters in its inline helpers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <nccl_device.h>
+#pragma GCC diagnostic pop
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "nccl_check.cuh"
+
+static ncclUniqueId g_id_nonblocking, g_id_scalable, g_id_abort, g_id_bad_rank;
+
+// AllReduce(sum) of `count` floats, each rank contributing `mine` everywhere; every element must come back as
+// `want`. Returns the elements that differ.
+static long allreduce_check(ncclComm_t comm, cudaStream_t s, float mine, float want, ncclRedOp_t op = ncclSum,
+                            size_t count = 1024, void* buf = nullptr) {
+  float* d = static_cast<float*>(buf);
+  if (!d) CHECK_CUDA(cudaMalloc(&d, count * sizeof(float)));
+  std::vector<float> h(count, mine);
+  CHECK_CUDA(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK_NCCL(ncclAllReduce(d, d, count, ncclFloat, op, comm, s));
+  sync_nccl_stream(comm, s, -1);
+  CHECK_CUDA(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
+  if (!buf) CHECK_CUDA(cudaFree(d));
+  long bad = 0;
+  for (float v : h) bad += v != want;
+  return bad;
+}
+
+// Waits for a non-blocking communicator to leave ncclInProgress; returns its state.
+static ncclResult_t wait_ready(ncclComm_t comm, double timeout_s = 60) {
+  return poll_async_error(comm, nullptr, timeout_s, nullptr, true);
+}
+
+static float sum_of_rank_plus_one(const std::vector<int>& ranks) {
+  float s = 0;
+  for (int r : ranks) s += float(r + 1);
+  return s;
+}
+
+static void rank_main(int rank, int n, const ncclUniqueId& id) {
+  int dev = -1;
+  CHECK_CUDA(cudaGetDevice(&dev));
+  cudaStream_t s;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<int> all;
+  for (int r = 0; r < n; ++r) all.push_back(r);
+
+  int version = 0;
+  CHECK_NCCL(ncclGetVersion(&version));
+  expect_eq(rank, "ncclGetVersion is NCCL_VERSION_CODE", NCCL_VERSION_CODE, version);
+
+  ncclComm_t comm;
+  CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+  int count = -1, user_rank = -1, cu_dev = -1;
+  CHECK_NCCL(ncclCommCount(comm, &count));
+  CHECK_NCCL(ncclCommUserRank(comm, &user_rank));
+  CHECK_NCCL(ncclCommCuDevice(comm, &cu_dev));
+  expect_eq(rank, "ncclCommCount", n, count);
+  expect_eq(rank, "ncclCommUserRank", rank, user_rank);
+  expect_eq(rank, "ncclCommCuDevice is the current device", dev, cu_dev);
+  expect_eq(rank, "AllReduce on the world communicator: elements differing", 0,
+            allreduce_check(comm, s, float(rank + 1), sum_of_rank_plus_one(all)));
+
+  // Split by parity; key = -rank orders each half by descending parent rank.
+  ncclComm_t half;
+  CHECK_NCCL(ncclCommSplit(comm, rank % 2, -rank, &half, nullptr));
+  std::vector<int> mates;
+  int higher = 0;
+  for (int r = 0; r < n; ++r) {
+    if (r % 2 != rank % 2) continue;
+    mates.push_back(r);
+    higher += r > rank;
+  }
+  CHECK_NCCL(ncclCommCount(half, &count));
+  CHECK_NCCL(ncclCommUserRank(half, &user_rank));
+  expect_eq(rank, "split by parity: ncclCommCount", long(mates.size()), count);
+  expect_eq(rank, "split with key -rank: new rank counts the higher parent ranks of the same color", higher, user_rank);
+  expect_eq(rank, "AllReduce on the split communicator: elements differing", 0,
+            allreduce_check(half, s, float(rank + 1), sum_of_rank_plus_one(mates)));
+
+  // The last rank opts out with NCCL_SPLIT_NOCOLOR and gets no communicator.
+  ncclComm_t rest = reinterpret_cast<ncclComm_t>(&rest);
+  CHECK_NCCL(ncclCommSplit(comm, rank == n - 1 ? NCCL_SPLIT_NOCOLOR : 0, rank, &rest, nullptr));
+  std::vector<int> first(all.begin(), all.end() - 1);
+  if (rank == n - 1) {
+    expect_eq(rank, "NCCL_SPLIT_NOCOLOR returns a NULL communicator", 1, rest == nullptr);
+    rest = nullptr;
+  } else {
+    CHECK_NCCL(ncclCommCount(rest, &count));
+    CHECK_NCCL(ncclCommUserRank(rest, &user_rank));
+    expect_eq(rank, "split without the last rank: ncclCommCount", n - 1, count);
+    expect_eq(rank, "split without the last rank: ncclCommUserRank (key = rank)", rank, user_rank);
+    expect_eq(rank, "AllReduce without the last rank: elements differing", 0,
+              allreduce_check(rest, s, float(rank + 1), sum_of_rank_plus_one(first)));
+  }
+
+  // Shrink: the excluded rank does not call.
+  ncclComm_t shrunk = nullptr;
+  if (rank != n - 1) {
+    int exclude[1] = {n - 1};
+    CHECK_NCCL(ncclCommShrink(comm, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT));
+    CHECK_NCCL(ncclCommCount(shrunk, &count));
+    CHECK_NCCL(ncclCommUserRank(shrunk, &user_rank));
+    expect_eq(rank, "ncclCommShrink without the last rank: ncclCommCount", n - 1, count);
+    expect_eq(rank, "ncclCommShrink: ranks keep their order", rank, user_rank);
+    expect_eq(rank, "AllReduce on the shrunk communicator: elements differing", 0,
+              allreduce_check(shrunk, s, float(rank + 1), sum_of_rank_plus_one(first)));
+  }
+
+  // Non-blocking init: ncclSuccess or ncclInProgress, then poll until ready.
+  {
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    ncclComm_t nb = nullptr;
+    const ncclResult_t r0 = ncclCommInitRankConfig(&nb, n, g_id_nonblocking, rank, &cfg);
+    expect_eq(rank, "non-blocking ncclCommInitRankConfig returns ncclSuccess or ncclInProgress", 1,
+              r0 == ncclSuccess || r0 == ncclInProgress);
+    expect_result(rank, "non-blocking communicator becomes ready", ncclSuccess, wait_ready(nb));
+    float* d;
+    CHECK_CUDA(cudaMalloc(&d, 256 * sizeof(float)));
+    std::vector<float> h(256, float(rank + 1));
+    CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+    const ncclResult_t r1 = ncclAllReduce(d, d, h.size(), ncclFloat, ncclSum, nb, s);
+    expect_eq(rank, "AllReduce on the non-blocking communicator returns ncclSuccess or ncclInProgress", 1,
+              r1 == ncclSuccess || r1 == ncclInProgress);
+    expect_result(rank, "non-blocking AllReduce enqueued", ncclSuccess, wait_ready(nb));
+    sync_nccl_stream(nb, s, rank);
+    CHECK_CUDA(cudaMemcpy(h.data(), d, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    long bad = 0;
+    for (float v : h) bad += v != sum_of_rank_plus_one(all);
+    expect_eq(rank, "AllReduce on the non-blocking communicator: elements differing", 0, bad);
+    CHECK_CUDA(cudaFree(d));
+    const ncclResult_t r2 = ncclCommFinalize(nb);
+    expect_eq(rank, "non-blocking ncclCommFinalize returns ncclSuccess or ncclInProgress", 1,
+              r2 == ncclSuccess || r2 == ncclInProgress);
+    expect_result(rank, "non-blocking communicator finalized", ncclSuccess, wait_ready(nb));
+    CHECK_NCCL(ncclCommDestroy(nb));
+  }
+
+  // Scalable init with a single id.
+  ncclComm_t scalable;
+  {
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    CHECK_NCCL(ncclCommInitRankScalable(&scalable, n, rank, 1, &g_id_scalable, &cfg));
+    CHECK_NCCL(ncclCommCount(scalable, &count));
+    CHECK_NCCL(ncclCommUserRank(scalable, &user_rank));
+    expect_eq(rank, "ncclCommInitRankScalable: ncclCommCount", n, count);
+    expect_eq(rank, "ncclCommInitRankScalable: ncclCommUserRank", rank, user_rank);
+    expect_eq(rank, "AllReduce on the scalable-init communicator: elements differing", 0,
+              allreduce_check(scalable, s, float(rank + 1), sum_of_rank_plus_one(all)));
+  }
+
+  // ncclMemAlloc memory, registered for the communicator, then as a window, around an AllReduce each.
+  {
+    const size_t bytes = 1 << 20;
+    void* buf = nullptr;
+    CHECK_NCCL(ncclMemAlloc(&buf, bytes));
+    expect_eq(rank, "ncclMemAlloc returns memory", 1, buf != nullptr);
+    void* handle = nullptr;
+    CHECK_NCCL(ncclCommRegister(comm, buf, bytes, &handle));
+    expect_eq(rank, "AllReduce on ncclCommRegister'ed memory: elements differing", 0,
+              allreduce_check(comm, s, float(rank + 1), sum_of_rank_plus_one(all), ncclSum, bytes / 4, buf));
+    CHECK_NCCL(ncclCommDeregister(comm, handle));
+    ncclWindow_t win = nullptr;
+    CHECK_NCCL(ncclCommWindowRegister(comm, buf, bytes, &win, NCCL_WIN_DEFAULT));
+    expect_eq(rank, "AllReduce on a registered window: elements differing", 0,
+              allreduce_check(comm, s, float(2 * rank), float(n * (n - 1)), ncclSum, bytes / 4, buf));
+    CHECK_NCCL(ncclCommWindowDeregister(comm, win));
+    CHECK_NCCL(ncclMemFree(buf));
+  }
+
+  // A PreMulSum operator with a host scalar.
+  {
+    float two = 2;
+    ncclRedOp_t op;
+    CHECK_NCCL(ncclRedOpCreatePreMulSum(&op, &two, ncclFloat, ncclScalarHostImmediate, comm));
+    expect_eq(rank, "ncclRedOpCreatePreMulSum returns a dynamic operator (>= ncclNumOps)", 1, op >= ncclNumOps);
+    expect_eq(rank, "AllReduce with PreMulSum(2): elements differing", 0,
+              allreduce_check(comm, s, float(rank + 1), 2 * sum_of_rank_plus_one(all), op));
+    CHECK_NCCL(ncclRedOpDestroy(op, comm));
+  }
+
+  // ncclGroupSimulateEnd estimates a 1 MiB AllReduce without running it.
+  {
+    float* d;
+    CHECK_CUDA(cudaMalloc(&d, 1 << 20));
+    ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+    CHECK_NCCL(ncclGroupStart());
+    CHECK_NCCL(ncclAllReduce(d, d, (1 << 20) / sizeof(float), ncclFloat, ncclSum, comm, s));
+    expect_result(rank, "ncclGroupSimulateEnd", ncclSuccess, ncclGroupSimulateEnd(&sim));
+    expect_eq(rank, "simulated 1 MiB AllReduce has estimatedTime > 0", 1, sim.estimatedTime > 0);
+    note(rank, "simulated 1 MiB AllReduce: estimatedTime %.3f us", double(sim.estimatedTime));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    CHECK_CUDA(cudaFree(d));
+  }
+
+  // Argument errors, each reported by the call itself; the communicator stays usable.
+  {
+    float* d;
+    CHECK_CUDA(cudaMalloc(&d, 64 * sizeof(float)));
+    expect_result(rank, "ncclAllReduce with a NULL comm", ncclInvalidArgument,
+                  ncclAllReduce(d, d, 16, ncclFloat, ncclSum, nullptr, s));
+    expect_result(rank, "ncclAllReduce with datatype 99", ncclInvalidArgument,
+                  ncclAllReduce(d, d, 16, static_cast<ncclDataType_t>(99), ncclSum, comm, s));
+    expect_result(rank, "ncclAllReduce with op 99", ncclInvalidArgument,
+                  ncclAllReduce(d, d, 16, ncclFloat, static_cast<ncclRedOp_t>(99), comm, s));
+    expect_result(rank, "ncclBroadcast with root = nranks", ncclInvalidArgument,
+                  ncclBroadcast(d, d, 16, ncclFloat, n, comm, s));
+    expect_result(rank, "ncclSend to peer = nranks", ncclInvalidArgument, ncclSend(d, 16, ncclFloat, n, comm, s));
+    // Real NCCL checks pointers only with NCCL_CHECK_POINTERS=1, which main() sets.
+    expect_result(rank, "ncclAllReduce with a NULL sendbuff and count 16", ncclInvalidArgument,
+                  ncclAllReduce(nullptr, d, 16, ncclFloat, ncclSum, comm, s));
+    ncclComm_t bad = nullptr;
+    expect_result(rank, "ncclCommInitRank with rank = nranks", ncclInvalidArgument,
+                  ncclCommInitRank(&bad, n, g_id_bad_rank, n));
+    const char* msg = ncclGetErrorString(ncclInvalidUsage);
+    expect_eq(rank, "ncclGetErrorString(ncclInvalidUsage) is not empty", 1, msg != nullptr && msg[0] != 0);
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    CHECK_CUDA(cudaFree(d));
+    expect_eq(rank, "AllReduce after the argument errors: elements differing", 0,
+              allreduce_check(comm, s, float(rank + 1), sum_of_rank_plus_one(all)));
+  }
+
+  // The device API needs symmetric memory: NCCL answers ncclInvalidUsage without it (as Genie always does).
+  {
+    ncclDevCommRequirements reqs = {};
+    ncclDevComm dev_comm;
+    std::memset(static_cast<void*>(&dev_comm), 0, sizeof(dev_comm));
+    const ncclResult_t r = ncclDevCommCreate(comm, &reqs, &dev_comm);
+    note(rank, "ncclDevCommCreate -> %s", nccl_result_name(r));
+    expect_eq(rank, "ncclDevCommCreate returns ncclInvalidUsage (no symmetric memory) or ncclSuccess", 1,
+              r == ncclInvalidUsage || r == ncclSuccess);
+    if (r == ncclSuccess) CHECK_NCCL(ncclDevCommDestroy(comm, &dev_comm));
+  }
+
+  // Teardown in the same order on every rank: each Finalize waits only for that communicator's members.
+  std::vector<ncclComm_t> comms = {half};
+  if (rest) comms.push_back(rest);
+  if (shrunk) comms.push_back(shrunk);
+  comms.push_back(scalable);
+  comms.push_back(comm);
+  for (ncclComm_t c : comms) {
+    CHECK_NCCL(ncclCommFinalize(c));
+    CHECK_NCCL(ncclCommDestroy(c));
+  }
+
+  ncclComm_t doomed;
+  CHECK_NCCL(ncclCommInitRank(&doomed, n, g_id_abort, rank));
+  expect_eq(rank, "AllReduce on a communicator about to be aborted: elements differing", 0,
+            allreduce_check(doomed, s, 1.0f, float(n)));
+  expect_result(rank, "ncclCommAbort", ncclSuccess, ncclCommAbort(doomed));
+  CHECK_CUDA(cudaStreamDestroy(s));
+}
+
+int main(int argc, char** argv) {
+  const int nranks = argc > 1 ? std::atoi(argv[1]) : 4;
+  if (nranks < 2 || nranks > 64) {
+    std::fprintf(stderr, "usage: %s [nranks=4] (2..64)\n", argv[0]);
+    return 2;
+  }
+  setenv("NCCL_CHECK_POINTERS", "1", 0);  // so real NCCL validates buffer pointers too
+  // Every id comes from the parent before it makes any CUDA call; the children inherit them.
+  CHECK_NCCL(ncclGetUniqueId(&g_id_nonblocking));
+  CHECK_NCCL(ncclGetUniqueId(&g_id_scalable));
+  CHECK_NCCL(ncclGetUniqueId(&g_id_abort));
+  CHECK_NCCL(ncclGetUniqueId(&g_id_bad_rank));
+  return finish_ranks("comm_ops", run_procs(nranks, rank_main));
+}
