@@ -7,6 +7,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "nccl_debug.hpp"
 
 namespace genie::shim {
 namespace {
@@ -136,8 +137,8 @@ Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, ne
   // Root placement only matters for rooted collectives; keep it in the key for those.
   const bool rooted = c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce ||
                       c == netsim::Collective::kGather || c == netsim::Collective::kScatter;
-  std::string key = std::to_string(static_cast<int>(c)) + "/" + std::to_string(count) + "/" +
-                    std::to_string(static_cast<int>(dt)) + "/" + std::to_string(rooted ? root : 0);
+  const std::array<uint64_t, 4> key{static_cast<uint64_t>(c), count, static_cast<uint64_t>(dt),
+                                    static_cast<uint64_t>(rooted ? root : 0)};
   {
     std::lock_guard lk(mu_);
     auto it = cache_.find(key);
@@ -153,6 +154,12 @@ Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, ne
   GENIE_ASSIGN_OR_RETURN(netsim::Schedule sched, netsim::plan_collective(spec, *topo_, env_));
   GENIE_ASSIGN_OR_RETURN(netsim::CollectiveTiming timing, netsim::simulate_schedule(topo_, sched, sim_options_));
   CallCost cost{timing.duration(), sched.tuning};
+  if (nccl_debug_level() >= NcclDebugLevel::kInfo)
+    nccl_debug(NcclDebugLevel::kInfo, -1, "%s: %llu x %s on %d ranks -> %s/%s, %d channels, %.2f us (netsim %s on %s)",
+               netsim::collective_name(c), static_cast<unsigned long long>(count), netsim::datatype_name(dt),
+               spec.nranks, netsim::algorithm_name(sched.tuning.algorithm),
+               netsim::protocol_name(sched.tuning.protocol), sched.tuning.nchannels, cost.duration.count_ns() / 1e3,
+               netsim::engine_name(sim_options_.engine), topo_name_.c_str());
   std::lock_guard lk(mu_);
   cache_[key] = cost;
   return cost;
@@ -161,7 +168,7 @@ Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, ne
 Result<SimTime> CommTiming::p2p(int src, int dst, uint64_t bytes) {
   if (bytes == 0) return SimTime::zero();
   const int gs = gpu_of(src), gd = gpu_of(dst);
-  std::string key = std::to_string(gs) + ">" + std::to_string(gd) + "/" + std::to_string(bytes);
+  const std::array<uint64_t, 4> key{static_cast<uint64_t>(gs), static_cast<uint64_t>(gd), bytes, 0};
   {
     std::lock_guard lk(mu_);
     auto it = p2p_cache_.find(key);

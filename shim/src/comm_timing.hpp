@@ -3,6 +3,7 @@
 // from netsim (the algorithm library's Schedule timed by the analytical or flow engine), cached per shape.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -60,8 +61,15 @@ class CommTiming {
   netsim::SimulatorOptions sim_options_;
   netsim::NcclEnv env_;
   std::mutex mu_;
-  std::unordered_map<std::string, CallCost> cache_;
-  std::unordered_map<std::string, SimTime> p2p_cache_;
+  struct KeyHash {
+    size_t operator()(const std::array<uint64_t, 4>& k) const {
+      uint64_t h = 0xcbf29ce484222325ull;
+      for (uint64_t v : k) h = (h ^ v) * 0x100000001b3ull;  // FNV-1a over the words
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<std::array<uint64_t, 4>, CallCost, KeyHash> cache_;     ///< (collective, count, dtype, root)
+  std::unordered_map<std::array<uint64_t, 4>, SimTime, KeyHash> p2p_cache_;  ///< (src gpu, dst gpu, bytes, 0)
 };
 
 }  // namespace genie::shim

@@ -240,7 +240,7 @@ Result<std::vector<std::vector<uint8_t>>> Communicator::gather_small(const std::
             if (seg_->slot(r).gather_seq.load(std::memory_order_acquire) < seq) m.push_back(r);
           return m;
         },
-        "communicator split/shrink", since);
+        WaitWhat{nullptr, "communicator split/shrink", 0}, since);
   };
   // Everyone who took part in this rank's previous exchange must have read that payload before it is
   // overwritten; after a split that is every rank of the parent, not only this colour's members.

@@ -121,10 +121,17 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Result<SimTime> run_collective(const CollCall& c, SimTime ready);
   Result<SimTime> run_p2p(std::vector<P2PCall>& calls, SimTime ready);
   Status move_data(const CollCall& c, uint64_t seq);
-  Status barrier(uint64_t seq, int phase, const char* what);
+  /// What a wait is for, rendered only when a message needs it (the common path formats nothing).
+  struct WaitWhat {
+    const CallDesc* desc = nullptr;  ///< a collective, or
+    const char* text = "";           ///< a fixed description
+    uint64_t seq = 0;
+  };
+  std::string what_string(const WaitWhat& w) const;
+  Status barrier(uint64_t seq, int phase, const WaitWhat& what);
   /// Checks run while waiting: abort, a failed communicator, dead peers, the hang timeout.
   /// `missing()` lists the ranks this wait still needs; only their deaths fail it.
-  Status wait_check(const std::function<std::vector<int>()>& missing, const char* what,
+  Status wait_check(const std::function<std::vector<int>()>& missing, const WaitWhat& what,
                     std::chrono::steady_clock::time_point since);
   void fail_all(Errc e);
   std::string describe(const CallDesc& d) const;

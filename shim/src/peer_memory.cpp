@@ -7,7 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <cstring>
 #include <string>
 
@@ -22,6 +26,22 @@ std::string hex(const void* p) {
 }
 }  // namespace
 
+namespace {
+// getpid() is a system call (glibc no longer caches it) and this sits on every call's path: cache it, and
+// refresh it in a forked child (examples and launchers fork ranks after loading us).
+std::atomic<int32_t> g_pid{0};
+int32_t self_pid() {
+  int32_t p = g_pid.load(std::memory_order_relaxed);
+  if (p == 0) {
+    static std::once_flag once;
+    std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { g_pid.store(0, std::memory_order_relaxed); }); });
+    p = static_cast<int32_t>(getpid());
+    g_pid.store(p, std::memory_order_relaxed);
+  }
+  return p;
+}
+}  // namespace
+
 PeerMemory& PeerMemory::instance() {
   static auto* pm = new PeerMemory();  // never destroyed: stream workers may use it during exit
   return *pm;
@@ -31,7 +51,7 @@ Result<BufferRef> PeerMemory::publish(fakecuda::Runtime& rt, const void* p, uint
                                       bool cross_process) {
   BufferRef ref;
   ref.addr = reinterpret_cast<uint64_t>(p);
-  ref.pid = static_cast<int32_t>(getpid());
+  ref.pid = self_pid();
   if (bytes == 0) return ref;
   if (p == nullptr) return invalid_argument(std::string(what) + " is NULL");
   auto a = rt.memory().find(p, 1);
@@ -57,7 +77,7 @@ Result<BufferRef> PeerMemory::publish(fakecuda::Runtime& rt, const void* p, uint
 }
 
 Result<char*> PeerMemory::resolve(const BufferRef& ref) {
-  if (ref.pid == static_cast<int32_t>(getpid()) || ref.addr == 0) return reinterpret_cast<char*>(ref.addr);
+  if (ref.pid == self_pid() || ref.addr == 0) return reinterpret_cast<char*>(ref.addr);
   std::lock_guard lk(mu_);
   auto key = std::make_tuple(ref.pid, ref.fd_id);
   auto it = maps_.find(key);
