@@ -57,6 +57,13 @@ void BM_AllReduceCall(benchmark::State& state) {
 }
 BENCHMARK(BM_AllReduceCall);
 
+// The same call with count 0: argument checks and buffer lookups only (NCCL returns before enqueueing).
+void BM_AllReduceCallValidationOnly(benchmark::State& state) {
+  Setup& s = setup();
+  for (auto _ : state) ncclAllReduce(s.buf, s.buf, 0, ncclFloat, ncclSum, s.comm, s.stream);
+}
+BENCHMARK(BM_AllReduceCallValidationOnly);
+
 void BM_SendRecvGroupCall(benchmark::State& state) {
   Setup& s = setup();
   int n = 0;
