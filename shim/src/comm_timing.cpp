@@ -23,7 +23,7 @@ const config::Param<std::string> kEngine{"engine",
                                          "analytical (alpha-beta).",
                                          {"flow", "analytical"}};
 const config::Param<std::string> kFabric{
-    "fabric_topology", "rail", "Inter-node fabric of multi-node topologies: rail or fat-tree.", {"rail", "fat-tree"}};
+    "topology_fabric", "rail", "Inter-node fabric of multi-node topologies: rail or fat-tree.", {"rail", "fat-tree"}};
 
 // The HGX/DGX server that carries each device preset.
 std::string node_preset_for(const std::string& device) {
