@@ -240,6 +240,56 @@ static inline int run_procs(int nranks, const RankFn& fn, std::vector<int> want_
   return failed;
 }
 
+// This process is one rank of a job started by a launcher: RANK, WORLD_SIZE and LOCAL_RANK from the
+// environment (as genie run and torchrun set them). Rank 0 makes the unique id and publishes it in a file named
+// after MASTER_PORT (written to a temporary name, then renamed, so readers never see half an id); the others wait
+// for it. Rank 0 removes the file once its communicator exists, which implies every rank has read it.
+static inline int run_env(const RankFn& fn) {
+  const char* rank_s = std::getenv("RANK");
+  const char* size_s = std::getenv("WORLD_SIZE");
+  const char* local_s = std::getenv("LOCAL_RANK");
+  const char* port_s = std::getenv("MASTER_PORT");
+  if (!rank_s || !size_s || !port_s) {
+    std::fprintf(stderr, "env mode needs RANK, WORLD_SIZE and MASTER_PORT (run it under genie run or torchrun)\n");
+    std::exit(2);
+  }
+  const int rank = std::atoi(rank_s), nranks = std::atoi(size_s), local = local_s ? std::atoi(local_s) : rank;
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/nccl-example-id-" + port_s;
+  ncclUniqueId id;
+  if (rank == 0) {
+    CHECK_NCCL(ncclGetUniqueId(&id));
+    const std::string part = path + ".part";
+    FILE* f = std::fopen(part.c_str(), "wb");
+    if (!f || std::fwrite(&id, sizeof(id), 1, f) != 1 || std::fclose(f) != 0 || std::rename(part.c_str(), path.c_str()) != 0) {
+      std::perror(part.c_str());
+      std::exit(2);
+    }
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      FILE* f = std::fopen(path.c_str(), "rb");
+      if (f) {
+        const bool ok = std::fread(&id, sizeof(id), 1, f) == 1;
+        std::fclose(f);
+        if (ok) break;
+      }
+      if (seconds_since(t0) > 60) {
+        std::fprintf(stderr, "[rank %d] no unique id from rank 0 in %s after 60 s\n", rank, path.c_str());
+        std::exit(2);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  int ndev = 0;
+  CHECK_CUDA(cudaGetDeviceCount(&ndev));
+  CHECK_CUDA(cudaSetDevice(local % ndev));
+  fn(rank, nranks, id);
+  if (rank == 0) std::remove(path.c_str());
+  return failures_so_far();
+}
+
 // One std::thread per rank in this process; thread r sets device r. Returns the failed checks of all ranks.
 static inline int run_threads(int nranks, const RankFn& fn) {
   ncclUniqueId id;
@@ -267,7 +317,9 @@ using Ranks = std::vector<RankCtx>;
 // runs one rank per process/thread or all ranks from one thread.
 using BodyFn = std::function<void(Ranks& ranks, int nranks)>;
 
-enum class Mode { Proc, Threads, Devices };
+// Proc: fork nranks children; Threads: a thread per rank; Devices: one thread, ncclCommInitAll; Env: this process
+// is rank $RANK of $WORLD_SIZE, started by a launcher (genie run, torchrun, a batch system).
+enum class Mode { Proc, Threads, Devices, Env };
 
 static inline bool parse_mode(const char* s, Mode* m) {
   if (std::strcmp(s, "proc") == 0)
@@ -276,6 +328,8 @@ static inline bool parse_mode(const char* s, Mode* m) {
     *m = Mode::Threads;
   else if (std::strcmp(s, "devices") == 0)
     *m = Mode::Devices;
+  else if (std::strcmp(s, "env") == 0)
+    *m = Mode::Env;
   else
     return false;
   return true;
@@ -329,6 +383,7 @@ static inline int run_ranks(int nranks, Mode mode, const BodyFn& body) {
     body(ranks, n);
     destroy_ranks(ranks);
   };
+  if (mode == Mode::Env) return run_env(one);
   return mode == Mode::Proc ? run_procs(nranks, one) : run_threads(nranks, one);
 }
 

@@ -40,4 +40,18 @@ if(TARGET nccl2 AND TARGET example_collectives)
   genie_add_nccl_e2e(e2e_nccl_faults_deadpeer faults ARGS deadpeer 3
     REGEX "peer rank 2 \\(pid [0-9]+\\) exited during AllReduce\\(count=1024, datatype=float, op=sum\\) #2")
   genie_add_nccl_e2e(e2e_nccl_overlap overlap)
+
+  # genie run: one process per rank with torchrun's environment; the examples' env mode reads it.
+  add_test(NAME e2e_genie_run_collectives
+    COMMAND ${RUN_EXPECT} 0 "\\[rank3\\]: collectives: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
+            ${CMAKE_BINARY_DIR}/bin/genie run -n 4 -- ${GENIE_EXAMPLES_DIR}/collectives env)
+  add_test(NAME e2e_genie_run_p2p_two_nodes
+    COMMAND ${RUN_EXPECT} 0 "nNodes 2" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} NCCL_DEBUG=INFO
+            ${CMAKE_BINARY_DIR}/bin/genie run -n 4 --nodes 2 -- ${GENIE_EXAMPLES_DIR}/p2p env)
+  # A rank that fails ends the job with its exit code; the others are stopped after the grace period.
+  add_test(NAME e2e_genie_run_failure
+    COMMAND ${RUN_EXPECT} 3 "genie run: rank 1 exited with code 3" -- ${CMAKE_BINARY_DIR}/bin/genie run -n 3 --grace 0.5
+            -- sh -c "[ $RANK = 1 ] && exit 3; sleep 30")
+  set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure PROPERTIES
+    LABELS e2e TIMEOUT 180 PROCESSORS 2 FAIL_REGULAR_EXPRESSION "^FAIL ")
 endif()

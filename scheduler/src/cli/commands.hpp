@@ -13,6 +13,9 @@ void register_env_command(CLI::App& app, int* exit_code);
 /// `genie presets`: lists device and topology presets with one-line descriptions.
 void register_presets_command(CLI::App& app, int* exit_code);
 
+/// `genie run`: launches the ranks of a job (launcher.hpp).
+void register_run_command(CLI::App& app, int* exit_code);
+
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();
 

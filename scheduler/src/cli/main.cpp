@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Genie: run GPU programs that communicate through NCCL on machines without GPUs."};
   app.require_subcommand(1);
   int exit_code = 0;
+  genie::sched::register_run_command(app, &exit_code);
   genie::sched::register_env_command(app, &exit_code);
   genie::sched::register_sim_command(app, &exit_code);
   genie::sched::register_presets_command(app, &exit_code);

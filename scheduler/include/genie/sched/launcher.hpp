@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Launcher: starts the ranks of a job as processes with the environment torchrun and MPI programs expect,
+// prefixes their output, forwards signals and stops the job when a rank fails (`genie run`).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "genie/common/status.hpp"
+
+namespace genie::sched {
+
+/// What to launch.
+struct LaunchSpec {
+  int nranks = 1;
+  int nodes = 0;                                 ///< emulated nodes (0: ceil(nranks / gpus_per_node))
+  int gpus_per_node = 8;                         ///< devices each rank's process sees (GENIE_GPUS)
+  std::vector<std::string> command;              ///< program and arguments (PATH is searched)
+  std::map<std::string, std::string> extra_env;  ///< set in every rank (GENIE_DEVICE, ...)
+  std::string lib_dir;                           ///< where libcudart.so.13 / libnccl.so.2 live ("" : no LD_PRELOAD)
+  bool prefix_output = true;                     ///< "[rank3]: " before every line, as torchrun's --tee / log prefix
+  std::chrono::milliseconds grace{std::chrono::seconds(10)};  ///< after a failure, before the others are stopped
+};
+
+/// How each rank ended.
+struct RankExit {
+  int rank = 0;
+  int exit_code = 0;  ///< 0..255, or 128 + signal
+  int signal = 0;     ///< terminating signal (0: exited)
+};
+
+struct LaunchResult {
+  int exit_code = 0;  ///< the first failing rank's exit code (0: all succeeded)
+  int first_failed_rank = -1;
+  std::vector<RankExit> ranks;  ///< by rank
+};
+
+/// Placement of rank `r`: its node (GROUP_RANK), local rank and the number of ranks on its node.
+struct RankPlacement {
+  int node = 0;
+  int local_rank = 0;
+  int local_world_size = 1;
+};
+/// Ranks fill nodes in order, ceil(nranks / nodes) per node. InvalidArgument when a node would need more
+/// ranks than it has GPUs, or the numbers are not positive.
+Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_per_node);
+
+/// The environment of rank `r` (only the variables the launcher sets).
+std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
+                                                    int master_port);
+
+/// Runs the job to completion. Blocks; forwards SIGINT/SIGTERM it receives to the ranks. Errors only for
+/// what prevents launching (bad spec, fork/pipe failure); a failing rank is a result, not an error.
+Result<LaunchResult> launch(const LaunchSpec& spec);
+
+}  // namespace genie::sched

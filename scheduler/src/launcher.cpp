@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+// Launcher: fork/exec of the ranks, one poll loop over their pipes and a signalfd, failure handling.
+#include "genie/sched/launcher.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+namespace genie::sched {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Time the ranks get between SIGTERM and SIGKILL.
+constexpr auto kTermToKill = std::chrono::seconds(5);
+// How long output of processes a rank left behind is still forwarded after the last rank exited.
+constexpr auto kDrainAfterExit = std::chrono::milliseconds(500);
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 29500;  // torchrun's default
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  int port = 29500;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
+    port = ntohs(sa.sin_port);
+  ::close(fd);
+  return port;
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t w = ::write(fd, s.data() + done, s.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    done += static_cast<size_t>(w);
+  }
+}
+
+// One output stream of one rank: bytes are forwarded line by line with the rank prefix.
+struct Stream {
+  int fd = -1;
+  int out_fd = 1;
+  std::string partial;
+};
+
+struct Child {
+  pid_t pid = -1;
+  bool running = true;
+  Stream out, err;
+};
+
+void flush_lines(Stream& s, const std::string& prefix, bool final) {
+  size_t start = 0;
+  for (;;) {
+    size_t nl = s.partial.find('\n', start);
+    if (nl == std::string::npos) break;
+    write_all(s.out_fd, prefix + s.partial.substr(start, nl - start + 1));
+    start = nl + 1;
+  }
+  s.partial.erase(0, start);
+  if (final && !s.partial.empty()) {
+    write_all(s.out_fd, prefix + s.partial + "\n");
+    s.partial.clear();
+  }
+}
+
+}  // namespace
+
+Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_per_node) {
+  if (nranks < 1) return invalid_argument("-n must be at least 1, not " + std::to_string(nranks));
+  if (gpus_per_node < 1) return invalid_argument("--gpus-per-node must be at least 1");
+  if (nodes < 0) return invalid_argument("--nodes must not be negative");
+  if (nodes == 0) nodes = (nranks + gpus_per_node - 1) / gpus_per_node;
+  if (nodes > nranks)
+    return invalid_argument("--nodes " + std::to_string(nodes) + " is more than the " + std::to_string(nranks) +
+                            " ranks");
+  const int per_node = (nranks + nodes - 1) / nodes;
+  if (per_node > gpus_per_node)
+    return invalid_argument(std::to_string(nranks) + " ranks on " + std::to_string(nodes) + " nodes need " +
+                            std::to_string(per_node) + " ranks per node, more than --gpus-per-node " +
+                            std::to_string(gpus_per_node));
+  std::vector<RankPlacement> out;
+  for (int r = 0; r < nranks; ++r) {
+    RankPlacement p;
+    p.node = r / per_node;
+    p.local_rank = r % per_node;
+    p.local_world_size = std::min(per_node, nranks - p.node * per_node);
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
+                                                    int master_port) {
+  std::map<std::string, std::string> env = spec.extra_env;
+  // torchrun's variables (torch.distributed's env:// init reads these) ...
+  env["RANK"] = std::to_string(rank);
+  env["WORLD_SIZE"] = std::to_string(spec.nranks);
+  env["LOCAL_RANK"] = std::to_string(p.local_rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(p.local_world_size);
+  env["GROUP_RANK"] = std::to_string(p.node);
+  env["ROLE_RANK"] = std::to_string(rank);
+  env["ROLE_WORLD_SIZE"] = std::to_string(spec.nranks);
+  env["MASTER_ADDR"] = "127.0.0.1";
+  env["MASTER_PORT"] = std::to_string(master_port);
+  // ... and Genie's: the emulated node of this rank and the devices its process sees.
+  env["GENIE_NODE"] = "node" + std::to_string(p.node);
+  env["GENIE_GPUS"] = std::to_string(spec.gpus_per_node);
+  if (!spec.lib_dir.empty()) {
+    const char* old_preload = std::getenv("LD_PRELOAD");
+    const char* old_path = std::getenv("LD_LIBRARY_PATH");
+    // The caller's preloads stay first (a sanitizer runtime must be the first library loaded).
+    env["LD_PRELOAD"] = (old_preload && *old_preload ? std::string(old_preload) + ":" : std::string()) + spec.lib_dir +
+                        "/libcudart.so.13:" + spec.lib_dir + "/libnccl.so.2";
+    env["LD_LIBRARY_PATH"] = spec.lib_dir + (old_path && *old_path ? std::string(":") + old_path : "");
+  }
+  return env;
+}
+
+Result<LaunchResult> launch(const LaunchSpec& spec) {
+  if (spec.command.empty()) return invalid_argument("no command to run (genie run -n N -- PROGRAM ARGS...)");
+  GENIE_ASSIGN_OR_RETURN(auto places, place_ranks(spec.nranks, spec.nodes, spec.gpus_per_node));
+  const int port = free_port();
+
+  // Signals arrive through a signalfd, so the poll loop sees them in order with the ranks' output.
+  sigset_t mask, old_mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
+  if (sigprocmask(SIG_BLOCK, &mask, &old_mask) != 0) return system_error("sigprocmask failed");
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return system_error(std::string("signalfd: ") + std::strerror(errno));
+  }
+
+  std::vector<Child> kids(static_cast<size_t>(spec.nranks));
+  LaunchResult result;
+  result.ranks.resize(static_cast<size_t>(spec.nranks));
+  const pid_t parent = getpid();
+  for (int r = 0; r < spec.nranks; ++r) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return system_error("pipe failed");
+    auto env = rank_environment(spec, places[static_cast<size_t>(r)], r, port);
+    pid_t pid = fork();
+    if (pid < 0) return system_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      // The rank: its output into our pipes, default signal handling, and it dies with the launcher.
+      sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      setpgid(0, 0);  // its own process group: stopping a rank also stops what it started
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char*> argv;
+      for (const auto& a : spec.command) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::fprintf(stderr, "genie run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    setpgid(pid, pid);  // also here, so the group exists before we might signal it
+    Child& c = kids[static_cast<size_t>(r)];
+    c.pid = pid;
+    c.out = {out[0], 1, {}};
+    c.err = {err[0], 2, {}};
+    result.ranks[static_cast<size_t>(r)].rank = r;
+  }
+
+  int running = spec.nranks;
+  std::optional<SteadyClock::time_point> stop_at, kill_at;
+  auto signal_all = [&](int sig) {
+    for (auto& c : kids)
+      if (c.running) kill(-c.pid, sig);
+  };
+  // Once every rank has exited, processes they left behind may still hold the pipes: read what is there
+  // for a moment, then stop waiting for them.
+  std::optional<SteadyClock::time_point> drain_until;
+  while (running > 0 || [&] {
+    for (auto& c : kids)
+      if (c.out.fd >= 0 || c.err.fd >= 0) return true;
+    return false;
+  }()) {
+    if (running == 0) {
+      if (!drain_until) drain_until = SteadyClock::now() + kDrainAfterExit;
+      if (SteadyClock::now() >= *drain_until) break;
+    }
+    std::vector<pollfd> pfds{{sfd, POLLIN, 0}};
+    std::vector<std::pair<int, Stream*>> who{{-1, nullptr}};
+    for (int r = 0; r < spec.nranks; ++r)
+      for (Stream* s : {&kids[static_cast<size_t>(r)].out, &kids[static_cast<size_t>(r)].err})
+        if (s->fd >= 0) {
+          pfds.push_back({s->fd, POLLIN, 0});
+          who.push_back({r, s});
+        }
+    int timeout_ms = 1000;
+    auto now = SteadyClock::now();
+    for (auto t : {stop_at, kill_at, drain_until})
+      if (t)
+        timeout_ms = std::max(
+            0, std::min<int>(timeout_ms, static_cast<int>(
+                                             std::chrono::duration_cast<std::chrono::milliseconds>(*t - now).count())));
+    int pr = ::poll(pfds.data(), pfds.size(), timeout_ms);
+    if (pr < 0 && errno != EINTR) break;
+    now = SteadyClock::now();
+    if (stop_at && now >= *stop_at && running > 0) {
+      std::fprintf(stderr, "genie run: stopping the %d remaining rank(s)\n", running);
+      signal_all(SIGTERM);
+      stop_at.reset();
+      kill_at = now + kTermToKill;
+    }
+    if (kill_at && now >= *kill_at && running > 0) {
+      signal_all(SIGKILL);
+      kill_at.reset();
+    }
+    if (pr <= 0) continue;
+    for (size_t i = 1; i < pfds.size(); ++i) {
+      if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Stream& s = *who[i].second;
+      char buf[65536];
+      ssize_t n = ::read(s.fd, buf, sizeof(buf));
+      const std::string prefix = spec.prefix_output ? "[rank" + std::to_string(who[i].first) + "]: " : "";
+      if (n > 0) {
+        s.partial.append(buf, static_cast<size_t>(n));
+        flush_lines(s, prefix, false);
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        flush_lines(s, prefix, true);
+        ::close(s.fd);
+        s.fd = -1;
+      }
+    }
+    if (pfds[0].revents & POLLIN) {
+      signalfd_siginfo si{};
+      while (::read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+        if (si.ssi_signo != SIGCHLD) {
+          // Forward to the ranks; they get the grace period to exit, then SIGKILL.
+          signal_all(static_cast<int>(si.ssi_signo));
+          if (result.exit_code == 0) result.exit_code = 128 + static_cast<int>(si.ssi_signo);
+          if (!kill_at) kill_at = SteadyClock::now() + spec.grace;
+        }
+      }
+      int status = 0;
+      pid_t pid;
+      while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int r = 0; r < spec.nranks; ++r) {
+          Child& c = kids[static_cast<size_t>(r)];
+          if (c.pid != pid || !c.running) continue;
+          c.running = false;
+          --running;
+          RankExit& e = result.ranks[static_cast<size_t>(r)];
+          if (WIFSIGNALED(status)) {
+            e.signal = WTERMSIG(status);
+            e.exit_code = 128 + e.signal;
+          } else {
+            e.exit_code = WEXITSTATUS(status);
+          }
+          if (e.exit_code != 0 && result.first_failed_rank < 0) {
+            result.first_failed_rank = r;
+            if (result.exit_code == 0) result.exit_code = e.exit_code;
+            if (e.signal)
+              std::fprintf(stderr, "genie run: rank %d was killed by signal %d (%s)\n", r, e.signal,
+                           strsignal(e.signal));
+            else
+              std::fprintf(stderr, "genie run: rank %d exited with code %d\n", r, e.exit_code);
+            if (running > 0 && !stop_at && !kill_at) {
+              std::fprintf(stderr, "genie run: the other ranks get %.1f s to finish\n",
+                           std::chrono::duration<double>(spec.grace).count());
+              stop_at = SteadyClock::now() + spec.grace;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (auto& c : kids)
+    for (Stream* st : {&c.out, &c.err})
+      if (st->fd >= 0) {
+        flush_lines(*st, spec.prefix_output ? "[rank" + std::to_string(&c - kids.data()) + "]: " : "", true);
+        ::close(st->fd);
+      }
+  ::close(sfd);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  return result;
+}
+
+}  // namespace genie::sched

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Launcher: rank placement, the environment of each rank, output prefixes, exit codes and failure handling.
+#include "genie/sched/launcher.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace genie::sched {
+namespace {
+
+TEST(Launcher, RanksFillNodesInOrder) {
+  // System: 6 ranks on 2 nodes of 8 GPUs. Expectation: 3 per node; rank 4 is local rank 1 of node 1.
+  auto p = place_ranks(6, 2, 8);
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ((*p)[4].node, 1);
+  EXPECT_EQ((*p)[4].local_rank, 1);
+  EXPECT_EQ((*p)[4].local_world_size, 3);
+  // Default node count: 16 ranks, 8 GPUs per node -> 2 nodes of 8.
+  auto q = place_ranks(16, 0, 8);
+  ASSERT_TRUE(q.is_ok());
+  EXPECT_EQ((*q)[15].node, 1);
+  EXPECT_EQ((*q)[15].local_rank, 7);
+}
+
+TEST(Launcher, TooManyRanksPerNodeIsAnErrorNamingTheFlag) {
+  auto p = place_ranks(10, 1, 8);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.status().code(), Errc::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("--gpus-per-node 8"), std::string::npos) << p.status().message();
+}
+
+TEST(Launcher, EachRankGetsTorchrunVariablesAndItsEmulatedNode) {
+  LaunchSpec spec;
+  spec.nranks = 4;
+  spec.nodes = 2;
+  spec.extra_env["GENIE_DEVICE"] = "h100-sxm";
+  auto p = place_ranks(4, 2, 8);
+  ASSERT_TRUE(p.is_ok());
+  auto env = rank_environment(spec, (*p)[3], 3, 12345);
+  EXPECT_EQ(env["RANK"], "3");
+  EXPECT_EQ(env["WORLD_SIZE"], "4");
+  EXPECT_EQ(env["LOCAL_RANK"], "1");
+  EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "2");
+  EXPECT_EQ(env["GROUP_RANK"], "1");
+  EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.1");
+  EXPECT_EQ(env["MASTER_PORT"], "12345");
+  EXPECT_EQ(env["GENIE_NODE"], "node1");
+  EXPECT_EQ(env["GENIE_DEVICE"], "h100-sxm");
+  EXPECT_EQ(env.count("LD_PRELOAD"), 0u) << "no library directory given";
+}
+
+// Runs `spec` with its output captured in a temporary file; returns (result, output).
+std::pair<LaunchResult, std::string> run_captured(LaunchSpec spec) {
+  char path[] = "/tmp/genie-launcher-XXXXXX";
+  int fd = mkstemp(path);
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  dup2(fd, 1);
+  dup2(fd, 2);
+  auto r = launch(spec);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  close(fd);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  unlink(path);
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  return {r.is_ok() ? r.value() : LaunchResult{}, ss.str()};
+}
+
+TEST(Launcher, OutputLinesArePrefixedWithTheirRank) {
+  LaunchSpec spec;
+  spec.nranks = 3;
+  spec.command = {"sh", "-c", "echo hello from $RANK of $WORLD_SIZE; echo to stderr >&2"};
+  auto [r, out] = run_captured(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(out.find("[rank" + std::to_string(i) + "]: hello from " + std::to_string(i) + " of 3\n"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("[rank" + std::to_string(i) + "]: to stderr\n"), std::string::npos) << out;
+  }
+}
+
+TEST(Launcher, TheFirstFailingRanksCodeIsTheJobsAndTheOthersAreStopped) {
+  // System: rank 1 exits 7 at once; the others would sleep 60 s. Grace 0.2 s.
+  // Expectation: exit code 7, rank 1 first to fail, the sleepers ended by SIGTERM well before 60 s.
+  LaunchSpec spec;
+  spec.nranks = 3;
+  spec.grace = std::chrono::milliseconds(200);
+  spec.command = {"sh", "-c", "if [ $RANK = 1 ]; then exit 7; fi; exec sleep 60"};
+  auto t0 = std::chrono::steady_clock::now();
+  auto [r, out] = run_captured(spec);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.first_failed_rank, 1);
+  ASSERT_EQ(r.ranks.size(), 3u);
+  EXPECT_EQ(r.ranks[0].signal, SIGTERM);
+  EXPECT_NE(out.find("rank 1 exited with code 7"), std::string::npos) << out;
+}
+
+TEST(Launcher, AProgramThatCannotBeExecutedFailsWith127) {
+  LaunchSpec spec;
+  spec.nranks = 2;
+  spec.command = {"/nonexistent/program"};
+  auto [r, out] = run_captured(spec);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(out.find("cannot execute /nonexistent/program"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace genie::sched
