@@ -288,7 +288,11 @@ Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_n
 }
 
 Status Runtime::wait_point(const sched::Dep& d) {
+  // The program's CPU time up to the wait counts; the CPU this thread burns while blocked (wake-ups on
+  // every op completion of the timeline) does not: a blocked host thread's time is the completion time.
+  clock().now();
   GENIE_ASSIGN_OR_RETURN(SimTime t, timeline_.wait(d));
+  clock().discard_cpu_time();
   clock().wait_until(t);
   clock().api_call(options_.api_overhead);
   return Status::ok();
@@ -430,14 +434,16 @@ Status Runtime::synchronize_event(Event& e) {
 
 Result<float> Runtime::elapsed_ms(Event& start, Event& end) {
   sched::Dep a, b;
-  {
-    std::scoped_lock lk(start.mu, end.mu);
-    if ((start.flags | end.flags) & kEventDisableTiming)
-      return invalid_usage("an event was created with cudaEventDisableTiming");
-    if (!start.recorded || !end.recorded) return invalid_usage("an event has not been recorded");
-    a = start.point;
-    b = end.point;
-  }
+  // One event may be both arguments (elapsed 0): lock each mutex once.
+  auto read = [](Event& e, sched::Dep* point) -> Status {
+    std::lock_guard lk(e.mu);
+    if (e.flags & kEventDisableTiming) return invalid_usage("an event was created with cudaEventDisableTiming");
+    if (!e.recorded) return invalid_usage("an event has not been recorded");
+    *point = e.point;
+    return Status::ok();
+  };
+  GENIE_TRY(read(start, &a));
+  GENIE_TRY(read(end, &b));
   GENIE_TRY(query_point(a));
   GENIE_TRY(query_point(b));
   return static_cast<float>(static_cast<double>((b.time() - a.time()).count_ns()) / 1e6);

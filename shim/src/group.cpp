@@ -4,6 +4,7 @@
 // matching pairs inside a group never deadlock.
 #include "group.hpp"
 
+#include <map>
 #include <thread>
 
 #include "genie/fakecuda/runtime.hpp"
@@ -31,10 +32,12 @@ struct GroupState {
 };
 thread_local GroupState t_group;
 
-Status launch(std::vector<Task>& tasks) {
+Status launch(std::vector<Task>& tasks, SimTime launch_overhead) {
   Status first;
   for (auto& t : tasks) {
     if (t.merged) continue;
+    // Each launch is charged before it is enqueued: the op becomes ready when the host has issued it.
+    if (launch_overhead > SimTime::zero()) t.comm->runtime().clock().api_call(launch_overhead);
     Status s = t.is_p2p ? t.comm->enqueue_p2p(std::move(t.p2p), *t.stream)
                         : t.comm->enqueue_collective(std::move(t.coll), *t.stream);
     if (!s.is_ok() && first.is_ok()) first = s;
@@ -42,25 +45,29 @@ Status launch(std::vector<Task>& tasks) {
   return first;
 }
 
+// NCCL's estimate of a group: each communicator's calls run one after another, and ranks of one
+// communicator driven from this thread run in parallel: the time is the slowest communicator's sum.
 Result<float> estimate_us(std::vector<Task>& tasks) {
-  double total_us = 0;
+  std::map<const Communicator*, double> per_comm_us;
   for (auto& t : tasks) {
     if (t.merged) continue;
+    double us = 0;
     if (!t.is_p2p) {
       GENIE_ASSIGN_OR_RETURN(
           CallCost c, t.comm->timing().collective(t.coll.collective, t.coll.count, t.coll.datatype, t.coll.root));
-      total_us += c.duration.count_ns() / 1e3;
+      us = c.duration.count_ns() / 1e3;
     } else {
-      double worst = 0;
       for (const auto& p : t.p2p) {
         int src = p.is_send ? t.comm->rank() : p.peer, dst = p.is_send ? p.peer : t.comm->rank();
         GENIE_ASSIGN_OR_RETURN(SimTime d, t.comm->timing().p2p(src, dst, p.bytes));
-        worst = std::max(worst, d.count_ns() / 1e3);
+        us = std::max(us, d.count_ns() / 1e3);
       }
-      total_us += worst;
     }
+    per_comm_us[t.comm.get()] += us;
   }
-  return static_cast<float>(total_us);
+  double worst = 0;
+  for (const auto& [c, us] : per_comm_us) worst = std::max(worst, us);
+  return static_cast<float>(worst);
 }
 
 }  // namespace
@@ -72,7 +79,7 @@ Status group_start() {
   return Status::ok();
 }
 
-Status group_end(float* sim_us) {
+Status group_end(float* sim_us, SimTime launch_overhead) {
   GroupState& g = t_group;
   if (g.depth == 0) return invalid_usage("ncclGroupEnd without a matching ncclGroupStart");
   if (--g.depth > 0) return Status::ok();
@@ -110,7 +117,7 @@ Status group_end(float* sim_us) {
     GENIE_ASSIGN_OR_RETURN(*sim_us, estimate_us(tasks));
     return Status::ok();
   }
-  GENIE_TRY(launch(tasks));
+  GENIE_TRY(launch(tasks, launch_overhead));
   return pending_nonblocking ? Status(Errc::kNotReady, "non-blocking init in progress") : Status::ok();
 }
 

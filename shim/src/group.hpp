@@ -23,7 +23,8 @@ bool in_group();
 Status group_start();
 /// Ends one nesting level; at the outermost, runs pending inits, then enqueues collectives and p2p batches.
 /// `sim_us`, when given, receives netsim's estimate instead of executing (ncclGroupSimulateEnd).
-Status group_end(float* sim_us = nullptr);
+/// `launch_overhead` is charged to the calling thread's host time before each launched op (virtual mode).
+Status group_end(float* sim_us = nullptr, SimTime launch_overhead = SimTime::zero());
 
 /// Defers a communicator init to the end of the group (its handle exists already).
 void defer_init(ncclComm* handle, std::function<Result<std::shared_ptr<Communicator>>()> init);

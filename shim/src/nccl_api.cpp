@@ -12,6 +12,7 @@
 #include "bootstrap.hpp"
 #include "comm_handle.hpp"
 #include "communicator.hpp"
+#include "genie/common/config.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "group.hpp"
 #include "nccl_debug.hpp"
@@ -41,6 +42,47 @@ double scalar_from_bytes(const void* p, netsim::DataType dt);
 namespace {
 
 constexpr int kNcclVersionCode = 22809;  // NCCL 2.28.9: clients gate features on it (nccl-tests: >= 2.28)
+
+const config::Param<int64_t> kLaunchOverheadNs{
+    "shim.launch_overhead_ns",
+    5000,
+    "Modelled host time of one NCCL call that launches work (virtual mode), in ns. Default: the 5-10 us per "
+    "launch issue #8 states for real NCCL; TODO(#6): calibrate against a measured NCCL launch.",
+    {},
+    0.0,
+    1e9};
+
+SimTime launch_overhead() {
+  static const SimTime overhead = SimTime::ns(config::global().get(kLaunchOverheadNs));
+  return overhead;
+}
+
+// Host-time accounting of an NCCL call in virtual mode: the emulator's own CPU time (checks, hand-off to the
+// stream worker, planning) is excluded, and a launching call is charged NCCL's modelled launch cost instead, so
+// virtual timelines do not depend on how fast this machine runs Genie.
+class HostCost {
+ public:
+  explicit HostCost(bool launches) : launches_(launches) {
+    fakecuda::Runtime* rt = fakecuda::Runtime::instance();
+    clock_ = rt ? &rt->clock() : nullptr;
+    if (clock_ && clock_->is_virtual())
+      w0_ = clock_->wall_now();
+    else
+      clock_ = nullptr;
+  }
+  ~HostCost() {
+    if (!clock_) return;
+    clock_->exclude_cpu_time(clock_->wall_now() - w0_);
+    if (launches_) clock_->api_call(launch_overhead());
+  }
+  HostCost(const HostCost&) = delete;
+  HostCost& operator=(const HostCost&) = delete;
+
+ private:
+  bool launches_;
+  sched::Clock* clock_ = nullptr;
+  SimTime w0_;
+};
 
 Result<netsim::DataType> to_datatype(ncclDataType_t dt) {
   const int v = static_cast<int>(dt);
@@ -109,6 +151,7 @@ Result<Extents> extents(netsim::Collective c, uint64_t count, size_t es, int n, 
 
 Status collective(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
                   ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  HostCost cost(!in_group());  // inside a group, ncclGroupEnd launches (and is charged)
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
   CollCall call;
@@ -146,6 +189,7 @@ Status collective(const char* fn, netsim::Collective kind, const void* sendbuff,
 
 Status p2p(const char* fn, bool is_send, const void* buf, size_t count, ncclDataType_t datatype, int peer,
            ncclComm_t comm, cudaStream_t stream) {
+  HostCost cost(!in_group());
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
   if (peer < 0 || peer >= c->nranks())
@@ -690,13 +734,18 @@ GENIE_NCCL_EXPORT ncclResult_t ncclGroupStart() {
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
-  return guard(__func__, [] { return group_end(); });
+  return guard(__func__, [] {
+    // The outermost end launches the group's work: one modelled launch per communicator and stream.
+    HostCost cost(false);
+    return group_end(nullptr, launch_overhead());
+  });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   return guard(__func__, [&]() -> Status {
     if (simInfo && (simInfo->magic != 0x74685283u || simInfo->size < sizeof(ncclSimInfo_t)))
       return invalid_argument("simInfo is not initialised with NCCL_SIM_INFO_INITIALIZER");
+    HostCost cost(false);
     float us = 0;
     GENIE_TRY(group_end(&us));
     if (simInfo) simInfo->estimatedTime = us;

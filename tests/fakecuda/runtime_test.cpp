@@ -90,6 +90,18 @@ TEST(RuntimeStreams, EventElapsedTimeEqualsModelledDurationsExactly) {
   EXPECT_NEAR(ms.value(), expected_ms, expected_ms * 1e-6);
 }
 
+TEST(RuntimeStreams, ElapsedTimeOfAnEventToItselfIsZero) {
+  // Regression: elapsed(e, e) locked the event's mutex twice and never returned. CUDA answers 0.
+  Runtime rt(test_options(1));
+  Stream* s = rt.create_stream(0, 0, 0);
+  Event* e = rt.create_event(0);
+  ASSERT_TRUE(rt.record_event(*e, *s).is_ok());
+  ASSERT_TRUE(rt.synchronize_event(*e).is_ok());
+  auto ms = rt.elapsed_ms(*e, *e);
+  ASSERT_TRUE(ms.is_ok()) << ms.status().to_string();
+  EXPECT_EQ(ms.value(), 0.0f);
+}
+
 TEST(RuntimeStreams, LegacyStreamWaitsForBlockingStreamsButNotNonBlocking) {
   // System: a blocking stream and a non-blocking stream each run a copy; then a zero-length
   // event is recorded on the legacy stream. Expectation: the legacy op completes after the blocking
