@@ -15,7 +15,8 @@
 
 #include "nccl_check.cuh"
 
-static ncclUniqueId g_id_nonblocking, g_id_scalable, g_id_abort, g_id_bad_rank;
+// Extra communicators' ids (made by rank 0, see run_procs): non-blocking init, scalable init, abort, bad rank.
+enum { kIdNonblocking = 1, kIdScalable, kIdAbort, kIdBadRank, kIds };
 
 // AllReduce(sum) of `count` floats, each rank contributing `mine` everywhere; every element must come back as
 // `want`. Returns the elements that differ.
@@ -120,7 +121,7 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     cfg.blocking = 0;
     ncclComm_t nb = nullptr;
-    const ncclResult_t r0 = ncclCommInitRankConfig(&nb, n, g_id_nonblocking, rank, &cfg);
+    const ncclResult_t r0 = ncclCommInitRankConfig(&nb, n, shared_id(kIdNonblocking), rank, &cfg);
     expect_eq(rank, "non-blocking ncclCommInitRankConfig returns ncclSuccess or ncclInProgress", 1,
               r0 == ncclSuccess || r0 == ncclInProgress);
     expect_result(rank, "non-blocking communicator becomes ready", ncclSuccess, wait_ready(nb));
@@ -149,7 +150,7 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
   ncclComm_t scalable;
   {
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-    CHECK_NCCL(ncclCommInitRankScalable(&scalable, n, rank, 1, &g_id_scalable, &cfg));
+    CHECK_NCCL(ncclCommInitRankScalable(&scalable, n, rank, 1, const_cast<ncclUniqueId*>(&shared_id(kIdScalable)), &cfg));
     CHECK_NCCL(ncclCommCount(scalable, &count));
     CHECK_NCCL(ncclCommUserRank(scalable, &user_rank));
     expect_eq(rank, "ncclCommInitRankScalable: ncclCommCount", n, count);
@@ -220,7 +221,7 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
                   ncclAllReduce(nullptr, d, 16, ncclFloat, ncclSum, comm, s));
     ncclComm_t bad = nullptr;
     expect_result(rank, "ncclCommInitRank with rank = nranks", ncclInvalidArgument,
-                  ncclCommInitRank(&bad, n, g_id_bad_rank, n));
+                  ncclCommInitRank(&bad, n, shared_id(kIdBadRank), n));
     const char* msg = ncclGetErrorString(ncclInvalidUsage);
     expect_eq(rank, "ncclGetErrorString(ncclInvalidUsage) is not empty", 1, msg != nullptr && msg[0] != 0);
     CHECK_CUDA(cudaStreamSynchronize(s));
@@ -253,7 +254,7 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
   }
 
   ncclComm_t doomed;
-  CHECK_NCCL(ncclCommInitRank(&doomed, n, g_id_abort, rank));
+  CHECK_NCCL(ncclCommInitRank(&doomed, n, shared_id(kIdAbort), rank));
   expect_eq(rank, "AllReduce on a communicator about to be aborted: elements differing", 0,
             allreduce_check(doomed, s, 1.0f, float(n)));
   expect_result(rank, "ncclCommAbort", ncclSuccess, ncclCommAbort(doomed));
@@ -267,10 +268,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   setenv("NCCL_CHECK_POINTERS", "1", 0);  // so real NCCL validates buffer pointers too
-  // Every id comes from the parent before it makes any CUDA call; the children inherit them.
-  CHECK_NCCL(ncclGetUniqueId(&g_id_nonblocking));
-  CHECK_NCCL(ncclGetUniqueId(&g_id_scalable));
-  CHECK_NCCL(ncclGetUniqueId(&g_id_abort));
-  CHECK_NCCL(ncclGetUniqueId(&g_id_bad_rank));
-  return finish_ranks("comm_ops", run_procs(nranks, rank_main));
+  return finish_ranks("comm_ops", run_procs(nranks, rank_main, {}, 150, 30, kIds));
 }

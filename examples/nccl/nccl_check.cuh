@@ -4,10 +4,12 @@
 #pragma once
 #include <nccl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -166,16 +168,32 @@ static inline void sync_nccl_stream(ncclComm_t comm, cudaStream_t s, int rank) {
 // One rank's raw entry point: the current device is already set; ids come from the parent.
 using RankFn = std::function<void(int rank, int nranks, const ncclUniqueId& id)>;
 
-// Forks nranks children after the parent got the unique id (before any CUDA call in the parent). Child r sets
-// device r % deviceCount, runs fn, prints its failure count and _exits 0 or 1. want_rc[r] (default 0) is the exit
+// Unique ids for forked ranks, in memory shared by the parent and its children. The parent makes no NCCL call:
+// ncclGetUniqueId starts the bootstrap root's thread (in real NCCL too), and forking a process that runs threads is
+// unsafe (a lock held by that thread at fork time stays locked in the child). Rank 0 makes the ids; the others wait.
+struct SharedIds {
+  std::atomic<int> ready{0};
+  ncclUniqueId ids[8];
+};
+static SharedIds* g_shared_ids = nullptr;
+// Id k (0: the communicator run_procs passes to every rank; 1..n_ids-1: extra ones a test asked for).
+static inline const ncclUniqueId& shared_id(int k) { return g_shared_ids->ids[k]; }
+
+// Forks nranks children; child 0 makes n_ids unique ids, the others wait for them. Child r sets device
+// r % deviceCount, runs fn with id 0, prints its failure count and _exits 0 or 1. want_rc[r] (default 0) is the exit
 // status rank r must end with. Once any rank has ended, the others get grace_s more before they are killed (a rank
 // stuck on a dead or finished peer would otherwise wait forever); anything still running after timeout_s is
 // killed. Returns the number of ranks that ended unexpectedly.
 static inline int run_procs(int nranks, const RankFn& fn, std::vector<int> want_rc = {}, double timeout_s = 150,
-                            double grace_s = 30) {
+                            double grace_s = 30, int n_ids = 1) {
   want_rc.resize(nranks, 0);
-  ncclUniqueId id;
-  CHECK_NCCL(ncclGetUniqueId(&id));
+  void* shm = mmap(nullptr, sizeof(SharedIds), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shm == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(2);
+  }
+  g_shared_ids = new (shm) SharedIds();
+  if (n_ids < 1 || n_ids > 8) std::exit(2);
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = getpid();
@@ -190,6 +208,20 @@ static inline int run_procs(int nranks, const RankFn& fn, std::vector<int> want_
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(3);
       setvbuf(stdout, nullptr, _IOLBF, 0);  // one write per line: ranks' lines do not interleave
+      if (r == 0) {
+        for (int k = 0; k < n_ids; ++k) CHECK_NCCL(ncclGetUniqueId(&g_shared_ids->ids[k]));
+        g_shared_ids->ready.store(1, std::memory_order_release);
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        while (!g_shared_ids->ready.load(std::memory_order_acquire)) {
+          if (seconds_since(t0) > 60) {
+            std::printf("[rank %d] rank 0 made no unique id in 60 s\n", r);
+            _exit(2);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
+      const ncclUniqueId& id = shared_id(0);
       int ndev = 0;
       CHECK_CUDA(cudaGetDeviceCount(&ndev));
       CHECK_CUDA(cudaSetDevice(r % ndev));

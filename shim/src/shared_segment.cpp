@@ -14,6 +14,8 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -29,6 +31,16 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, ts, nullptr, 0);
 }
 
+// Segments mapped in this process, by id: ranks of one communicator in one process (threads, several devices)
+// share the creator's mapping instead of mapping the memfd again, so every rank uses the same addresses.
+struct LocalSegments {
+  std::mutex mu;
+  std::map<uint64_t, std::pair<void*, int>> by_id;  // id -> (base, users)
+};
+LocalSegments& local_segments() {
+  static auto* l = new LocalSegments();
+  return *l;
+}
 }  // namespace
 
 size_t SharedSegment::bytes_for(int nranks) {
@@ -64,10 +76,36 @@ Result<SharedSegment*> SharedSegment::create(int nranks, uint64_t id) {
   s->header_->nranks = nranks;
   std::atomic_thread_fence(std::memory_order_release);
   s->header_->magic = SegmentHeader::kMagic;
+  s->shared_local_ = true;
+  s->id_ = id;
+  auto& l = local_segments();
+  std::lock_guard lk(l.mu);
+  l.by_id[id] = {p, 1};
   return s;
 }
 
+
 Result<SharedSegment*> SharedSegment::open(int pid, int fd, uint64_t id, int nranks) {
+  if (pid == static_cast<int>(getpid())) {
+    auto& l = local_segments();
+    std::lock_guard lk(l.mu);
+    auto it = l.by_id.find(id);
+    if (it != l.by_id.end()) {
+      auto* hdr = static_cast<SegmentHeader*>(it->second.first);
+      if (hdr->nranks != nranks) return Status(Errc::kRemote, "rank 0's control segment does not match this communicator");
+      ++it->second.second;
+      auto* s = new SharedSegment();
+      s->base_ = it->second.first;
+      s->size_ = bytes_for(nranks);
+      s->nranks_ = nranks;
+      s->shared_local_ = true;
+      s->id_ = id;
+      s->header_ = hdr;
+      s->slots_ = reinterpret_cast<RankSlot*>(static_cast<char*>(s->base_) + align_up(sizeof(SegmentHeader), 64));
+      s->mail_ = reinterpret_cast<Mailbox*>(s->slots_ + nranks);
+      return s;
+    }
+  }
   std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   int local = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (local < 0)
@@ -98,7 +136,15 @@ Result<SharedSegment*> SharedSegment::open(int pid, int fd, uint64_t id, int nra
 }
 
 SharedSegment::~SharedSegment() {
-  if (base_) munmap(base_, size_);
+  bool unmap = true;
+  if (shared_local_) {
+    auto& l = local_segments();
+    std::lock_guard lk(l.mu);
+    auto it = l.by_id.find(id_);
+    if (it != l.by_id.end() && --it->second.second > 0) unmap = false;
+    else if (it != l.by_id.end()) l.by_id.erase(it);
+  }
+  if (base_ && unmap) munmap(base_, size_);
   if (fd_ >= 0) ::close(fd_);
 }
 

@@ -102,6 +102,8 @@ class SharedSegment {
   SharedSegment() = default;
   static size_t bytes_for(int nranks);
   int fd_ = -1;
+  bool shared_local_ = false;  ///< mapping registered for this process's other ranks (see open)
+  uint64_t id_ = 0;
   void* base_ = nullptr;
   size_t size_ = 0;
   int nranks_ = 0;
