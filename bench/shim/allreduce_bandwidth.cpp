@@ -51,15 +51,26 @@ int main(int argc, char** argv) {
   const size_t count = bytes / sizeof(float);
   const double copy = memcpy_gbps(bytes, iters);
 
-  ncclUniqueId id;
-  if (ncclGetUniqueId(&id) != ncclSuccess) return 2;
+  // Shared with the ranks: each rank's time, then (after 64 doubles) rank 0's unique id and a ready flag. The
+  // parent makes no NCCL call, so it forks without threads running.
   auto* result = static_cast<double*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  auto* shared_id = reinterpret_cast<ncclUniqueId*>(result + 64);
+  auto* id_ready = reinterpret_cast<volatile int*>(shared_id + 1);
   std::vector<pid_t> kids;
   for (int rank = 0; rank < nproc; ++rank) {
     pid_t pid = fork();
     if (pid != 0) {
       kids.push_back(pid);
       continue;
+    }
+    ncclUniqueId id;
+    if (rank == 0) {
+      CHECK(ncclGetUniqueId(&id) == ncclSuccess, "ncclGetUniqueId");
+      *shared_id = id;
+      __atomic_store_n(id_ready, 1, __ATOMIC_RELEASE);
+    } else {
+      while (!__atomic_load_n(id_ready, __ATOMIC_ACQUIRE)) usleep(1000);
+      id = *shared_id;
     }
     CHECK(cudaSetDevice(rank) == cudaSuccess, "cudaSetDevice");
     ncclComm_t comm;
