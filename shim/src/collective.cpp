@@ -172,27 +172,41 @@ Status Communicator::wait_check(const std::function<std::vector<int>()>& missing
   return Status::ok();
 }
 
-Status Communicator::barrier(uint64_t seq, int phase, const WaitWhat& what) {
-  const uint64_t target = seq * kPhasesPerCall + static_cast<uint64_t>(phase);
-  seg_->slot(rank_).progress.store(target, std::memory_order_release);
-  seg_->ring();
+Status Communicator::wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, uint64_t target,
+                                    const std::vector<int>* members, const WaitWhat& what) {
+  auto below = [&](int r) { return (seg_->slot(r).*counter).load(std::memory_order_acquire) < target; };
+  auto for_each = [&](auto&& fn) {
+    if (members) {
+      for (int r : *members) fn(r);
+    } else {
+      for (int r = 0; r < nranks_; ++r) fn(r);
+    }
+  };
   auto since = std::chrono::steady_clock::now();
   return seg_->wait(
       [&] {
-        for (int r = 0; r < nranks_; ++r)
-          if (seg_->slot(r).progress.load(std::memory_order_acquire) < target) return false;
-        return true;
+        bool all = true;
+        for_each([&](int r) { all = all && !below(r); });
+        return all;
       },
       [&] {
         return wait_check(
             [&] {
               std::vector<int> m;
-              for (int r = 0; r < nranks_; ++r)
-                if (seg_->slot(r).progress.load(std::memory_order_acquire) < target) m.push_back(r);
+              for_each([&](int r) {
+                if (below(r)) m.push_back(r);
+              });
               return m;
             },
             what, since);
       });
+}
+
+Status Communicator::barrier(uint64_t seq, int phase, const WaitWhat& what) {
+  const uint64_t target = seq * kPhasesPerCall + static_cast<uint64_t>(phase);
+  seg_->slot(rank_).progress.store(target, std::memory_order_release);
+  seg_->ring();
+  return wait_all_reach(&RankSlot::progress, target, nullptr, what);
 }
 
 SimTime Communicator::finish_time(SimTime start, SimTime duration) {
@@ -271,23 +285,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
   seg_->ring();
 
   const WaitWhat what{&my.desc, "", seq};
-  auto since = std::chrono::steady_clock::now();
-  Status st = seg_->wait(
-      [&] {
-        for (int r = 0; r < nranks_; ++r)
-          if (seg_->slot(r).arrived.load(std::memory_order_acquire) < seq) return false;
-        return true;
-      },
-      [&] {
-        return wait_check(
-            [&] {
-              std::vector<int> m;
-              for (int r = 0; r < nranks_; ++r)
-                if (seg_->slot(r).arrived.load(std::memory_order_acquire) < seq) m.push_back(r);
-              return m;
-            },
-            what, since);
-      });
+  Status st = wait_all_reach(&RankSlot::arrived, seq, nullptr, what);
   if (!st.is_ok()) {
     set_async_error(st.code());
     return hold_after_failure(*this, ready, st);

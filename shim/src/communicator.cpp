@@ -231,38 +231,16 @@ Result<std::vector<std::vector<uint8_t>>> Communicator::gather_small(const std::
   GENIE_ASSERT(len <= kGatherBytes, "gather payload too large");
   const uint64_t seq = ++gather_seq_;
   RankSlot& my = seg_->slot(rank_);
-  auto since = std::chrono::steady_clock::now();
-  auto check = [&]() -> Status {
-    return wait_check(
-        [&] {
-          std::vector<int> m;
-          for (int r : members)
-            if (seg_->slot(r).gather_seq.load(std::memory_order_acquire) < seq) m.push_back(r);
-          return m;
-        },
-        WaitWhat{nullptr, "communicator split/shrink", 0}, since);
-  };
+  const WaitWhat what{nullptr, "communicator split/shrink", 0};
   // Everyone who took part in this rank's previous exchange must have read that payload before it is
   // overwritten; after a split that is every rank of the parent, not only this colour's members.
   const std::vector<int> prev = gather_prev_members_.empty() ? members : gather_prev_members_;
-  GENIE_TRY(seg_->wait(
-      [&] {
-        for (int r : prev)
-          if (seg_->slot(r).gather_done.load(std::memory_order_acquire) + 1 < seq) return false;
-        return true;
-      },
-      check));
+  GENIE_TRY(wait_all_reach(&RankSlot::gather_done, seq - 1, &prev, what));
   gather_prev_members_ = members;
   std::memcpy(my.gather, mine, len);
   my.gather_seq.store(seq, std::memory_order_release);
   seg_->ring();
-  GENIE_TRY(seg_->wait(
-      [&] {
-        for (int r : members)
-          if (seg_->slot(r).gather_seq.load(std::memory_order_acquire) < seq) return false;
-        return true;
-      },
-      check));
+  GENIE_TRY(wait_all_reach(&RankSlot::gather_seq, seq, &members, what));
   std::vector<std::vector<uint8_t>> out;
   for (int r : members) {
     const uint8_t* p = seg_->slot(r).gather;

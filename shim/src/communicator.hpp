@@ -128,6 +128,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
     uint64_t seq = 0;
   };
   std::string what_string(const WaitWhat& w) const;
+  /// Waits until `counter` of every rank in `members` (nullptr: all ranks) is at least `target`, with the
+  /// abort / dead-peer / hang checks; the ranks still below it are the missing ones.
+  Status wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, uint64_t target, const std::vector<int>* members,
+                        const WaitWhat& what);
   Status barrier(uint64_t seq, int phase, const WaitWhat& what);
   /// Checks run while waiting: abort, a failed communicator, dead peers, the hang timeout.
   /// `missing()` lists the ranks this wait still needs; only their deaths fail it.

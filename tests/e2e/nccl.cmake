@@ -1,49 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end NCCL tests: the NCCL examples (built with nvcc against the toolkit's nccl.h) run on our
 # libcudart.so.13 and libnccl.so.2 through LD_PRELOAD. Included at the end of tests/e2e/CMakeLists.txt, whose
-# RUN_EXPECT, GENIE_LIB_DIR, GENIE_SANITIZER_PRELOAD and GENIE_EXAMPLES_DIR it uses.
+# genie_add_e2e (NCCL option), RUN_EXPECT, GENIE_SANITIZER_PRELOAD and GENIE_EXAMPLES_DIR it uses.
 if(TARGET nccl2 AND TARGET example_collectives)
-  # genie_add_nccl_e2e(<name> <example> [ENV k=v ...] [ARGS ...] [RC n] [REGEX re] [LABELS ...])
-  # The default regex ": 0 failed" matches only the program's final line on success (ranks print their own
-  # failure counts differently); any "FAIL " golden line fails the test too.
-  function(genie_add_nccl_e2e name example)
-    cmake_parse_arguments(T "" "RC;REGEX" "ENV;ARGS;LABELS" ${ARGN})
-    if(NOT T_RC)
-      set(T_RC 0)
-    endif()
-    if(NOT T_REGEX)
-      set(T_REGEX ": 0 failed")
-    endif()
-    if(NOT T_LABELS)
-      set(T_LABELS e2e)
-    endif()
-    add_test(NAME ${name}
-      COMMAND ${RUN_EXPECT} ${T_RC} ${T_REGEX} -- env
-              LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}${GENIE_LIB_DIR}/libcudart.so.13:${GENIE_LIB_DIR}/libnccl.so.2
-              ${T_ENV} ${GENIE_EXAMPLES_DIR}/${example} ${T_ARGS})
-    # Several ranks per test: ask ctest for two slots so parallel runs do not starve them into timeouts.
-    set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" FAIL_REGULAR_EXPRESSION "^FAIL " TIMEOUT 180
-      PROCESSORS 2)
-  endfunction()
-
   foreach(mode proc threads devices)
-    genie_add_nccl_e2e(e2e_nccl_collectives_${mode} collectives ARGS ${mode} 4)
-    genie_add_nccl_e2e(e2e_nccl_p2p_${mode} p2p ARGS ${mode} 4)
+    genie_add_e2e(e2e_nccl_collectives_${mode} collectives NCCL ARGS ${mode} 4)
+    genie_add_e2e(e2e_nccl_p2p_${mode} p2p NCCL ARGS ${mode} 4)
   endforeach()
-  genie_add_nccl_e2e(e2e_nccl_comm_ops comm_ops ARGS 4)
+  genie_add_e2e(e2e_nccl_comm_ops comm_ops NCCL ARGS 4)
   # Faults: the program checks what each rank observed (exit 0 only if as expected); the regex checks the
   # diagnostic the shim prints on stderr, words the program itself never prints.
-  genie_add_nccl_e2e(e2e_nccl_faults_mismatch faults ARGS mismatch 3
+  genie_add_e2e(e2e_nccl_faults_mismatch faults NCCL ARGS mismatch 3
     REGEX "collective mismatch on comm 0x[0-9a-f]+ \\(call #2\\): rank 0 called AllReduce\\(count=1024, datatype=float, op=sum\\) but rank 1 called AllReduce\\(count=2048, datatype=float, op=sum\\)")
-  genie_add_nccl_e2e(e2e_nccl_faults_hang faults ENV GENIE_HANG_TIMEOUT=2 ARGS hang 3
+  genie_add_e2e(e2e_nccl_faults_hang faults NCCL ENV GENIE_HANG_TIMEOUT=2 ARGS hang 3
     REGEX "rank [01]: AllReduce\\(count=1024, datatype=float, op=sum\\) #2 has waited 2\\.[0-9] s \\(GENIE_HANG_TIMEOUT\\) for missing rank 2;")
-  genie_add_nccl_e2e(e2e_nccl_faults_deadpeer faults ARGS deadpeer 3
+  genie_add_e2e(e2e_nccl_faults_deadpeer faults NCCL ARGS deadpeer 3
     REGEX "peer rank 2 \\(pid [0-9]+\\) exited during AllReduce\\(count=1024, datatype=float, op=sum\\) #2")
-  genie_add_nccl_e2e(e2e_nccl_overlap overlap)
+  genie_add_e2e(e2e_nccl_overlap overlap NCCL)
   # Virtual host time includes the CUDA API's own CPU time, which sanitizers inflate about tenfold: the host then
   # falls behind the modelled GPU and the timing comparison is meaningless in those builds.
   if(NOT GENIE_SANITIZE)
-    genie_add_nccl_e2e(e2e_nccl_collective_timing collective_timing ARGS 4 0.01)
+    genie_add_e2e(e2e_nccl_collective_timing collective_timing NCCL ARGS 4 0.01)
   endif()
 
   # genie run: one process per rank with torchrun's environment; the examples' env mode reads it.

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the NCCL ABI files: argument conversion and checks, streams, and host-time accounting.
+#pragma once
+
+#include <nccl.h>
+
+#include <string>
+
+#include "genie/common/config.hpp"
+#include "genie/common/status.hpp"
+#include "genie/fakecuda/runtime.hpp"
+#include "genie/netsim/schedule.hpp"
+
+#define GENIE_NCCL_EXPORT extern "C" __attribute__((visibility("default")))
+/// NCCL's profiling alias pncclXxx of an entry point (must sit in the entry point's file).
+#define GENIE_NCCL_ALIAS(ret, name, params) GENIE_NCCL_EXPORT ret p##name params __attribute__((alias(#name)));
+
+namespace genie::shim {
+
+/// The modelled host time of one launching NCCL call (GENIE_SHIM_LAUNCH_OVERHEAD_NS).
+SimTime launch_overhead();
+
+// Host-time accounting of an NCCL call in virtual mode: the emulator's own CPU time (checks, hand-off to the
+// stream worker, planning) is excluded, and a launching call is charged NCCL's modelled launch cost instead, so
+// virtual timelines do not depend on how fast this machine runs Genie.
+class HostCost {
+ public:
+  explicit HostCost(bool launches) : launches_(launches) {
+    fakecuda::Runtime* rt = fakecuda::Runtime::instance();
+    clock_ = rt ? &rt->clock() : nullptr;
+    if (clock_ && clock_->is_virtual())
+      w0_ = clock_->wall_now();
+    else
+      clock_ = nullptr;
+  }
+  ~HostCost() {
+    if (!clock_) return;
+    clock_->exclude_cpu_time(clock_->wall_now() - w0_);
+    if (launches_) clock_->api_call(launch_overhead());
+  }
+  HostCost(const HostCost&) = delete;
+  HostCost& operator=(const HostCost&) = delete;
+
+ private:
+  bool launches_;
+  sched::Clock* clock_ = nullptr;
+  SimTime w0_;
+};
+
+inline Result<netsim::DataType> to_datatype(ncclDataType_t dt) {
+  const int v = static_cast<int>(dt);
+  if (v < 0 || v >= static_cast<int>(ncclNumTypes)) return invalid_argument("invalid datatype " + std::to_string(v));
+  return static_cast<netsim::DataType>(v);  // same order as ncclDataType_t
+}
+
+inline Status check_ptr(const void* p, const char* what) {
+  if (p == nullptr) return invalid_argument(std::string(what) + " argument is NULL");
+  return Status::ok();
+}
+
+inline fakecuda::Runtime* runtime_or_null() { return fakecuda::Runtime::instance(); }
+
+inline Result<fakecuda::Stream*> stream_of(cudaStream_t stream) {
+  fakecuda::Runtime* rt = runtime_or_null();
+  if (!rt)
+    return Status(Errc::kSystem,
+                  "the CUDA runtime is not available: " + fakecuda::Runtime::instance_status().message());
+  fakecuda::Stream* s = rt->resolve_stream(stream, false);
+  if (!s) return invalid_argument("stream is not a valid CUDA stream");
+  return s;
+}
+
+}  // namespace genie::shim
