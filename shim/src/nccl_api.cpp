@@ -147,7 +147,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
 }
 
 GENIE_NCCL_EXPORT const char* ncclGetErrorString(ncclResult_t result) {
-  switch (result) {
+  switch (enum_raw(result)) {
     case ncclSuccess:
       return "no error";
     case ncclUnhandledCudaError:

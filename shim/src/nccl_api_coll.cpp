@@ -19,8 +19,7 @@ double scalar_from_bytes(const void* p, netsim::DataType dt);
 
 namespace {
 
-Result<RedOpSpec> to_redop(Communicator& c, ncclRedOp_t op) {
-  const int v = static_cast<int>(op);
+Result<RedOpSpec> to_redop(Communicator& c, int v) {
   if (v >= 0 && v < static_cast<int>(ncclNumOps)) {
     RedOpSpec s;
     s.kind = static_cast<ReduceOp>(v);  // sum, prod, max, min, avg: same order
@@ -62,7 +61,7 @@ Result<Extents> extents(netsim::Collective c, uint64_t count, size_t es, int n, 
 }
 
 Status collective(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+                  int datatype, int op, int root, ncclComm_t comm, cudaStream_t stream) {
   HostCost cost(!in_group());  // inside a group, ncclGroupEnd launches (and is charged)
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
@@ -93,14 +92,14 @@ Status collective(const char* fn, netsim::Collective kind, const void* sendbuff,
   if (nccl_debug_level() >= NcclDebugLevel::kTrace)
     nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(),
                "%s: sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p", fn,
-               sendbuff, recvbuff, count, static_cast<int>(datatype), static_cast<int>(op), root,
-               static_cast<void*>(comm), c->nranks(), static_cast<void*>(stream));
+               sendbuff, recvbuff, count, datatype, op, root, static_cast<void*>(comm), c->nranks(),
+               static_cast<void*>(stream));
   if (count == 0) return Status::ok();  // NCCL returns at once for empty collectives
   return submit_collective(std::move(c), std::move(call), *s);
 }
 
-Status p2p(const char* fn, bool is_send, const void* buf, size_t count, ncclDataType_t datatype, int peer,
-           ncclComm_t comm, cudaStream_t stream) {
+Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int datatype, int peer, ncclComm_t comm,
+           cudaStream_t stream) {
   HostCost cost(!in_group());
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
@@ -121,7 +120,7 @@ Status p2p(const char* fn, bool is_send, const void* buf, size_t count, ncclData
                                                c->cross_process()));
   if (nccl_debug_level() >= NcclDebugLevel::kTrace)
     nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(), "%s: buff %p count %zu datatype %d peer %d comm %p stream %p", fn,
-               buf, count, static_cast<int>(datatype), peer, static_cast<void*>(comm), static_cast<void*>(stream));
+               buf, count, datatype, peer, static_cast<void*>(comm), static_cast<void*>(stream));
   return submit_p2p(std::move(c), call, *s);
 }
 
@@ -138,20 +137,19 @@ GENIE_NCCL_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* s
   return guard(__func__, [&]() -> Status {
     GENIE_TRY(check_ptr(op, "op"));
     GENIE_TRY(check_ptr(scalar, "scalar"));
-    GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
+    GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(enum_raw(datatype)));
     GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
     RedOpSpec s;
     s.kind = ReduceOp::kPreMulSum;
     s.scalar_type = dt;
-    if (static_cast<int>(residence) == ncclScalarHostImmediate) {
+    if (enum_raw(residence) == ncclScalarHostImmediate) {
       s.host_scalar = scalar_from_bytes(scalar, dt);
-    } else if (static_cast<int>(residence) == ncclScalarDevice) {
+    } else if (enum_raw(residence) == ncclScalarDevice) {
       GENIE_TRY(
           PeerMemory::instance().publish(c->runtime(), scalar, netsim::datatype_size(dt), "scalar", false).status());
       s.device_scalar = scalar;
     } else {
-      return invalid_argument("residence " + std::to_string(static_cast<int>(residence)) +
-                              " is not a ncclScalarResidence_t");
+      return invalid_argument("residence " + std::to_string(enum_raw(residence)) + " is not a ncclScalarResidence_t");
     }
     GENIE_ASSIGN_OR_RETURN(int id, c->create_redop(s));
     *op = static_cast<ncclRedOp_t>(id + static_cast<int>(ncclNumOps));
@@ -161,10 +159,10 @@ GENIE_NCCL_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* s
 
 GENIE_NCCL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return guard(__func__, [&]() -> Status {
-    if (static_cast<int>(op) < static_cast<int>(ncclNumOps))
-      return invalid_argument("op " + std::to_string(static_cast<int>(op)) + " is a built-in operator");
+    if (enum_raw(op) < static_cast<int>(ncclNumOps))
+      return invalid_argument("op " + std::to_string(enum_raw(op)) + " is a built-in operator");
     GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
-    return c->destroy_redop(static_cast<int>(op) - static_cast<int>(ncclNumOps));
+    return c->destroy_redop(enum_raw(op) - static_cast<int>(ncclNumOps));
   });
 }
 
@@ -174,15 +172,15 @@ GENIE_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuf
                                              ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                              cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm,
-                      stream);
+    return collective(__func__, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, enum_raw(datatype),
+                      enum_raw(op), 0, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                              ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root,
+    return collective(__func__, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
@@ -190,7 +188,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuf
 GENIE_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                                          cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kBroadcast, buff, buff, count, datatype, ncclSum, root, comm,
+    return collective(__func__, netsim::Collective::kBroadcast, buff, buff, count, enum_raw(datatype), 0, root, comm,
                       stream);
   });
 }
@@ -198,15 +196,15 @@ GENIE_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_
 GENIE_NCCL_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, comm,
-                      stream);
+    return collective(__func__, netsim::Collective::kReduce, sendbuff, recvbuff, count, enum_raw(datatype),
+                      enum_raw(op), root, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0,
+    return collective(__func__, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, enum_raw(datatype), 0, 0,
                       comm, stream);
   });
 }
@@ -215,43 +213,43 @@ GENIE_NCCL_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* rec
                                                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                                  cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0,
-                      comm, stream);
+    return collective(__func__, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, enum_raw(datatype),
+                      enum_raw(op), 0, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                             ncclComm_t comm, cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm,
-                      stream);
+    return collective(__func__, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, enum_raw(datatype), 0, 0,
+                      comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           int root, ncclComm_t comm, cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kGather, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
-                      stream);
+    return collective(__func__, netsim::Collective::kGather, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+                      comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                            int root, ncclComm_t comm, cudaStream_t stream) {
   return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kScatter, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
-                      stream);
+    return collective(__func__, netsim::Collective::kScatter, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+                      comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
                                         ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] { return p2p(__func__, true, sendbuff, count, datatype, peer, comm, stream); });
+  return guard(__func__, [&] { return p2p(__func__, true, sendbuff, count, enum_raw(datatype), peer, comm, stream); });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                         ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] { return p2p(__func__, false, recvbuff, count, datatype, peer, comm, stream); });
+  return guard(__func__, [&] { return p2p(__func__, false, recvbuff, count, enum_raw(datatype), peer, comm, stream); });
 }
 
 // ----------------------------------------------------------------------------------------------------

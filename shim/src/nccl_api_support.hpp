@@ -4,6 +4,7 @@
 
 #include <nccl.h>
 
+#include <cstring>
 #include <string>
 
 #include "genie/common/config.hpp"
@@ -16,6 +17,16 @@
 #define GENIE_NCCL_ALIAS(ret, name, params) GENIE_NCCL_EXPORT ret p##name params __attribute__((alias(#name)));
 
 namespace genie::shim {
+
+/// The raw integer of an enum argument from C code, read as bytes: a C caller may pass any value, and loading
+/// an out-of-range value as the C++ enum type is undefined behaviour (UBSan: -fsanitize=enum).
+template <class E>
+int enum_raw(const E& e) noexcept {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
 
 /// The modelled host time of one launching NCCL call (GENIE_SHIM_LAUNCH_OVERHEAD_NS).
 SimTime launch_overhead();
@@ -47,8 +58,7 @@ class HostCost {
   SimTime w0_;
 };
 
-inline Result<netsim::DataType> to_datatype(ncclDataType_t dt) {
-  const int v = static_cast<int>(dt);
+inline Result<netsim::DataType> to_datatype(int v) {
   if (v < 0 || v >= static_cast<int>(ncclNumTypes)) return invalid_argument("invalid datatype " + std::to_string(v));
   return static_cast<netsim::DataType>(v);  // same order as ncclDataType_t
 }

@@ -32,7 +32,8 @@ if(TARGET nccl2 AND TARGET example_collectives)
             ${CMAKE_BINARY_DIR}/bin/genie run -n 4 --nodes 2 -- ${GENIE_EXAMPLES_DIR}/p2p env)
   # A rank that fails ends the job with its exit code; the others are stopped after the grace period.
   add_test(NAME e2e_genie_run_failure
-    COMMAND ${RUN_EXPECT} 3 "genie run: rank 1 exited with code 3" -- ${CMAKE_BINARY_DIR}/bin/genie run -n 3 --grace 0.5
+    COMMAND ${RUN_EXPECT} 3 "genie run: rank 1 exited with code 3" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
+            ${CMAKE_BINARY_DIR}/bin/genie run -n 3 --grace 0.5
             -- sh -c "[ $RANK = 1 ] && exit 3; sleep 30")
   set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure PROPERTIES
     LABELS e2e TIMEOUT 180 PROCESSORS 2 FAIL_REGULAR_EXPRESSION "^FAIL ")
