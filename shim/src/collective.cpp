@@ -220,14 +220,15 @@ SimTime Communicator::finish_time(SimTime start, SimTime duration) {
   return max(end, clock.wall_now());
 }
 
-Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
+Status Communicator::enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run,
+                             fakecuda::Stream& s) {
   sched::OpSpec spec;
-  spec.label = collective_api_name(call.collective);
+  spec.label = label;
   spec.may_run_inline = false;  // it waits for peers: never on the calling thread (-g N drives several ranks)
+  // A captured op runs at every graph replay, not once: only direct submissions count as outstanding.
   const bool counted = !s.capturing.load(std::memory_order_acquire);
-  auto self = shared_from_this();
-  spec.run = [self, call = std::move(call), counted](SimTime ready) -> Result<SimTime> {
-    Result<SimTime> r = self->run_collective(call, ready);
+  spec.run = [self = shared_from_this(), run = std::move(run), counted](SimTime ready) -> Result<SimTime> {
+    Result<SimTime> r = run(*self, ready);
     if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
     return r;
   };
@@ -237,21 +238,16 @@ Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
   return r.status();
 }
 
+Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
+  const char* label = collective_api_name(call.collective);
+  return enqueue(
+      label, [call = std::move(call)](Communicator& c, SimTime ready) { return c.run_collective(call, ready); }, s);
+}
+
 Status Communicator::enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s) {
-  sched::OpSpec spec;
-  spec.label = "SendRecv";
-  spec.may_run_inline = false;
-  const bool counted = !s.capturing.load(std::memory_order_acquire);
-  auto self = shared_from_this();
-  spec.run = [self, calls = std::move(calls), counted](SimTime ready) mutable -> Result<SimTime> {
-    Result<SimTime> r = self->run_p2p(calls, ready);
-    if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
-    return r;
-  };
-  if (counted) outstanding_.fetch_add(1, std::memory_order_acq_rel);
-  auto r = rt_->submit(s, std::move(spec));
-  if (!r.is_ok() && counted) outstanding_.fetch_sub(1, std::memory_order_acq_rel);
-  return r.status();
+  return enqueue(
+      "SendRecv",
+      [calls = std::move(calls)](Communicator& c, SimTime ready) mutable { return c.run_p2p(calls, ready); }, s);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -118,6 +119,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                                                         const CommOptions& opts);
   Result<std::shared_ptr<Communicator>> sub_communicator(const std::vector<int>& members, int my_index,
                                                          const CommOptions& opts);
+  /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`.
+  Status enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run, fakecuda::Stream& s);
   Result<SimTime> run_collective(const CollCall& c, SimTime ready);
   Result<SimTime> run_p2p(std::vector<P2PCall>& calls, SimTime ready);
   Status move_data(const CollCall& c, uint64_t seq);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "genie/common/enum_raw.hpp"
 #include "genie/common/config.hpp"
 #include "genie/common/status.hpp"
 #include "genie/fakecuda/runtime.hpp"
@@ -18,15 +19,7 @@
 
 namespace genie::shim {
 
-/// The raw integer of an enum argument from C code, read as bytes: a C caller may pass any value, and loading
-/// an out-of-range value as the C++ enum type is undefined behaviour (UBSan: -fsanitize=enum).
-template <class E>
-int enum_raw(const E& e) noexcept {
-  static_assert(sizeof(E) == sizeof(int));
-  int v;
-  std::memcpy(&v, &e, sizeof(v));
-  return v;
-}
+using genie::enum_raw;
 
 /// The modelled host time of one launching NCCL call (GENIE_SHIM_LAUNCH_OVERHEAD_NS).
 SimTime launch_overhead();

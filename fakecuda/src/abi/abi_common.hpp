@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "genie/common/enum_raw.hpp"
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
 
@@ -19,15 +20,7 @@
 
 namespace genie::fakecuda::abi {
 
-/// The raw integer of an enum argument from C code, read as bytes: a C caller may pass any value, and
-/// loading an out-of-range value as the C++ enum type is undefined behaviour (UBSan: -fsanitize=enum).
-template <class E>
-int enum_raw(const E& e) noexcept {
-  static_assert(sizeof(E) == sizeof(int));
-  int v;
-  std::memcpy(&v, &e, sizeof(v));
-  return v;
-}
+using genie::enum_raw;
 
 /// The one place a Status becomes a cudaError_t (STYLE.md §3). `fallback` is used for kInvalidUsage,
 /// whose CUDA code depends on the call (capture misuse, handle misuse...).
