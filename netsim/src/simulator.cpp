@@ -32,6 +32,7 @@ struct Simulator::Impl {
     std::vector<uint32_t> dependents;
     size_t remaining = 0;
     bool started = false;
+    bool finished = false;
   };
 
   std::shared_ptr<const Topology> topo;
@@ -43,6 +44,15 @@ struct Simulator::Impl {
   std::vector<Route> routes;
   std::vector<std::pair<uint64_t, SimTime>> local_done;  // worklist of zero-cost completions
   bool draining = false;
+  FinishCallback on_finish;
+  std::vector<size_t> free_handles;  // released collectives, reused by submit()
+  Status status;  // first error raised inside an engine callback, reported by run()/run_until()
+
+  void finish(size_t handle) {
+    Running& run = colls[handle];
+    run.finished = true;
+    if (on_finish) on_finish(static_cast<int>(handle), run.timing.end);
+  }
 
   static uint64_t action_id(size_t handle, uint32_t op) { return (static_cast<uint64_t>(handle) << 32) | op; }
 
@@ -119,6 +129,7 @@ struct Simulator::Impl {
       run.timing.ops[op].end = when;
       run.timing.end = max(run.timing.end, when);
       --run.remaining;
+      if (run.remaining == 0) finish(handle);
       for (uint32_t k = run.dep_off[op]; k < run.dep_off[op + 1]; ++k) {
         const uint32_t d = run.dependents[k];
         if (--run.pending[d] == 0) {
@@ -138,6 +149,10 @@ struct Simulator::Impl {
     run.timing.end = now;
     const SimTime base = opts.protocol_overheads ? SimTime::ns(run.s->base_latency_ns) : SimTime::zero();
     Status st;
+    if (run.s->ops.empty()) {
+      finish(handle);
+      return st;
+    }
     for (uint32_t i = 0; i < run.s->ops.size(); ++i) {
       if (run.pending[i] == 0) {
         Status ls = launch(handle, i, now, base);
@@ -164,6 +179,15 @@ Simulator::Simulator(std::shared_ptr<const Topology> topo, SimulatorOptions opts
     impl_->model = std::make_unique<FlowModel>(*impl_->topo, opts.record_link_usage);
   }
   impl_->engine.add_model(impl_->model.get());
+  Impl* impl = impl_.get();
+  impl_->model->set_completion_callback([impl](uint64_t id, SimTime t) {
+    Status cs = impl->complete(id, t);
+    if (!cs.is_ok() && impl->status.is_ok()) impl->status = cs;
+  });
+  impl_->engine.set_event_handler([impl](uint64_t handle, SimTime now) {
+    Status ss = impl->start_collective(handle, now);
+    if (!ss.is_ok() && impl->status.is_ok()) impl->status = ss;
+  });
 }
 
 Simulator::~Simulator() = default;
@@ -202,29 +226,49 @@ Result<int> Simulator::submit(std::shared_ptr<const Schedule> schedule, SimTime 
   run.timing.ops.assign(n, OpTiming{});
   run.remaining = n;
   run.s = std::move(schedule);
-  impl_->colls.push_back(std::move(run));
-  const size_t handle = impl_->colls.size() - 1;
+  size_t handle;
+  if (!impl_->free_handles.empty()) {
+    handle = impl_->free_handles.back();
+    impl_->free_handles.pop_back();
+    impl_->colls[handle] = std::move(run);
+  } else {
+    impl_->colls.push_back(std::move(run));
+    handle = impl_->colls.size() - 1;
+  }
   impl_->engine.schedule(start, handle);
   return static_cast<int>(handle);
 }
 
+Status Simulator::run_until(SimTime limit) {
+  impl_->engine.run_until(limit);
+  Status st = impl_->status;
+  impl_->status = Status::ok();
+  return st;
+}
+
 Status Simulator::run() {
-  Status st;
-  impl_->model->set_completion_callback([&](uint64_t id, SimTime t) {
-    Status cs = impl_->complete(id, t);
-    if (!cs.is_ok() && st.is_ok()) st = cs;
-  });
-  impl_->engine.set_event_handler([&](uint64_t handle, SimTime now) {
-    Status ss = impl_->start_collective(handle, now);
-    if (!ss.is_ok() && st.is_ok()) st = ss;
-  });
-  impl_->engine.run();
-  impl_->model->set_completion_callback(nullptr);
-  GENIE_TRY(st);
+  GENIE_TRY(run_until(SimTime::max()));
   for (const auto& r : impl_->colls) {
-    if (r.started && r.remaining != 0)
+    if (r.started && !r.finished)
       return internal_error("simulation ended with unfinished ops (dependency cycle?)");
   }
+  return Status::ok();
+}
+
+std::optional<SimTime> Simulator::next_event_time() { return impl_->engine.next_event_time(); }
+
+void Simulator::set_finish_callback(FinishCallback cb) { impl_->on_finish = std::move(cb); }
+
+bool Simulator::finished(int handle) const {
+  return handle >= 0 && static_cast<size_t>(handle) < impl_->colls.size() &&
+         impl_->colls[static_cast<size_t>(handle)].finished;
+}
+
+Status Simulator::release(int handle) {
+  if (!finished(handle)) return invalid_argument("release: collective " + std::to_string(handle) + " has not finished");
+  Impl::Running& r = impl_->colls[static_cast<size_t>(handle)];
+  r = Impl::Running{};
+  impl_->free_handles.push_back(static_cast<size_t>(handle));
   return Status::ok();
 }
 

@@ -77,6 +77,65 @@ TEST(Simulator, OpsStartAfterTheirDependenciesAndUsageIsRecorded) {
   }
 }
 
+TEST(Simulator, IncrementalRunUntilMatchesOneRun) {
+  // System: hgx-h100, collective A (1 GiB ring, 8 GPUs) at t=0 and B (same) at t=1 ms, flow engine.
+  // One simulator gets both up front and runs to the end; the other is driven as the coordinator drives
+  // it: run_until() in small windows, B submitted only once the clock has reached its start.
+  // Expectation: identical start/end times for both; the finish callback fires once per collective, in
+  // end order, and never for a collective still running at the window's limit.
+  auto topo = load_topology("hgx-h100", {}).value();
+  auto s = ring_all_reduce(*topo, 1ull << 30, {0, 1, 2, 3, 4, 5, 6, 7});
+  Simulator ref(topo, {});
+  const int ra = ref.submit(s, SimTime::zero()).value();
+  const int rb = ref.submit(s, SimTime::ms(1)).value();
+  ASSERT_TRUE(ref.run().is_ok());
+
+  Simulator inc(topo, {});
+  std::vector<std::pair<int, SimTime>> finished;
+  inc.set_finish_callback([&](int h, SimTime end) { finished.emplace_back(h, end); });
+  const int a = inc.submit(s, SimTime::zero()).value();
+  ASSERT_TRUE(inc.run_until(SimTime::us(999)).is_ok());
+  EXPECT_LE(inc.now(), SimTime::us(999));
+  EXPECT_TRUE(finished.empty());
+  const int b = inc.submit(s, SimTime::ms(1)).value();
+  SimTime limit = SimTime::ms(1);
+  while (finished.size() < 2) {
+    ASSERT_TRUE(inc.run_until(limit).is_ok());
+    for (const auto& f : finished) EXPECT_LE(f.second, limit);
+    limit += SimTime::us(250);
+    ASSERT_LT(limit, SimTime::ms(100)) << "never finished";
+  }
+  EXPECT_EQ(inc.timing(a).end, ref.timing(ra).end);
+  EXPECT_EQ(inc.timing(b).end, ref.timing(rb).end);
+  ASSERT_EQ(finished.size(), 2u);
+  EXPECT_EQ(finished[0].first, a);
+  EXPECT_EQ(finished[0].second, ref.timing(ra).end);
+  EXPECT_FALSE(inc.next_event_time().has_value());
+}
+
+TEST(Simulator, ReleasedHandlesAreReusedAndMemoryStaysFlat) {
+  // 1000 small collectives one after another, each released when it finishes: the simulator hands out
+  // the same handle again and again.
+  auto topo = load_topology("hgx-h100", {}).value();
+  auto s = ring_all_reduce(*topo, 1 << 20, {0, 1, 2, 3});
+  Simulator sim(topo, {});
+  std::vector<int> done;
+  sim.set_finish_callback([&](int h, SimTime) { done.push_back(h); });
+  SimTime t = SimTime::zero();
+  int max_handle = -1;
+  for (int i = 0; i < 1000; ++i) {
+    const int h = sim.submit(s, t).value();
+    max_handle = std::max(max_handle, h);
+    ASSERT_TRUE(sim.run_until(SimTime::max()).is_ok());
+    ASSERT_TRUE(sim.finished(h));
+    t = sim.timing(h).end;
+    ASSERT_TRUE(sim.release(h).is_ok());
+    EXPECT_FALSE(sim.release(h).is_ok());
+  }
+  EXPECT_EQ(done.size(), 1000u);
+  EXPECT_EQ(max_handle, 0);
+}
+
 TEST(Simulator, RejectsPlacementOffTheTopology) {
   auto topo = load_topology("hgx-h100", {}).value();
   auto big = load_topology("hgx-h100", TopologyOptions{2, 0, "rail", 1.0}).value();

@@ -6,24 +6,30 @@
 
 namespace genie::netsim {
 
-uint64_t SimEngine::run() {
+std::optional<SimTime> SimEngine::next_event_time() {
+  std::optional<SimTime> dt;
+  for (Model* m : models_) {
+    if (auto d = m->next_event(now_)) {
+      if (!dt || *d < *dt) dt = *d;
+    }
+  }
+  if (auto e = queue_.peek()) {
+    const SimTime d = e->time - now_;
+    GENIE_ASSERT(d >= SimTime::zero(), "event queued in the past");
+    if (!dt || d < *dt) dt = d;
+  }
+  if (!dt) return std::nullopt;
+  return now_ + *dt;
+}
+
+uint64_t SimEngine::run_until(SimTime limit) {
   uint64_t iterations = 0;
-  while (true) {
-    std::optional<SimTime> dt;
-    for (Model* m : models_) {
-      if (auto d = m->next_event(now_)) {
-        if (!dt || *d < *dt) dt = *d;
-      }
-    }
-    if (auto e = queue_.peek()) {
-      const SimTime d = e->time - now_;
-      GENIE_ASSERT(d >= SimTime::zero(), "event queued in the past");
-      if (!dt || d < *dt) dt = d;
-    }
-    if (!dt) break;
+  while (auto next = next_event_time()) {
+    if (*next > limit) break;
     ++iterations;
-    for (Model* m : models_) m->advance(now_, *dt);
-    now_ += *dt;
+    const SimTime dt = *next - now_;
+    for (Model* m : models_) m->advance(now_, dt);
+    now_ = *next;
     while (auto e = queue_.peek()) {
       if (e->time > now_) break;
       queue_.pop();
@@ -32,5 +38,7 @@ uint64_t SimEngine::run() {
   }
   return iterations;
 }
+
+uint64_t SimEngine::run() { return run_until(SimTime::max()); }
 
 }  // namespace genie::netsim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "genie/common/event_queue.hpp"
@@ -23,6 +24,11 @@ class SimEngine {
   SimTime now() const { return now_; }
   /// Runs until no model has an event and the queue is empty. Returns the number of iterations.
   uint64_t run();
+  /// Processes every event at or before `limit`, in time order; the clock stops at the last event
+  /// processed (never beyond `limit`). Returns the number of iterations.
+  uint64_t run_until(SimTime limit);
+  /// Absolute time of the next event (model or queue), or nullopt when nothing is pending.
+  std::optional<SimTime> next_event_time();
 
  private:
   std::vector<Model*> models_;

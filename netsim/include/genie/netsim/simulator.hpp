@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,7 +71,23 @@ class Simulator {
   Result<int> submit(std::shared_ptr<const Schedule> schedule, SimTime start);
   /// Runs until every submitted schedule has finished.
   Status run();
-  /// Timing of a finished (or running) collective.
+  /// Incremental use (the coordinator's global clock): processes every event at or before `limit`, so
+  /// each collective whose end is <= `limit` finishes (and its finish callback runs). Work submitted later
+  /// must start at or after now(), which never passes `limit`.
+  Status run_until(SimTime limit);
+  /// Absolute time of the next event (a transfer finishing or changing phase, a submitted collective
+  /// starting), or nullopt when nothing is pending.
+  std::optional<SimTime> next_event_time();
+  /// Called once per collective, from inside run()/run_until(), when its last op finishes.
+  using FinishCallback = std::function<void(int handle, SimTime end)>;
+  void set_finish_callback(FinishCallback cb);
+  /// True once the collective's last op finished.
+  bool finished(int handle) const;
+  /// Frees the per-op state of a finished collective (its timing() is gone afterwards; start and end stay
+  /// in finish callbacks and the caller's records), so long runs keep flat memory; a later submit() may
+  /// reuse the handle. InvalidArgument when it has not finished.
+  Status release(int handle);
+  /// Timing of a finished (or running) collective that has not been released.
   const CollectiveTiming& timing(int handle) const;
   /// Link utilisation samples recorded so far (SimulatorOptions::record_link_usage).
   const std::vector<LinkUsageSample>& link_usage() const;
