@@ -20,6 +20,12 @@ const config::Param<int64_t> kGpus{"gpus", 8, "Emulated devices visible per proc
 const config::Param<std::string> kVisible{"cuda_visible_devices", "",
                                           "CUDA_VISIBLE_DEVICES: comma-separated ordinals (or GPU-<uuid>) to expose.",
                                           {}, {}, {}, "CUDA_VISIBLE_DEVICES"};
+const config::Param<std::string> kHostTime{
+    "host_time", "cpu",
+    "Virtual mode: what advances a host thread's time between API calls. cpu: the thread's CPU time (the "
+    "program's own work counts); model: only the modelled cost of each API call, so runs are exactly "
+    "repeatable whatever the machine does.",
+    {"cpu", "model"}};
 const config::Param<std::string> kClock{"clock", "virtual",
                                         "Clock mode: virtual (nothing sleeps, times are modelled) or realtime "
                                         "(streams sleep for modelled durations).",
@@ -76,6 +82,7 @@ Result<RuntimeOptions> options_from_config() {
   GENIE_ASSIGN_OR_RETURN(o.spec, load_device_spec(cfg.get(kDevice)));
   o.device_count = static_cast<int>(visible_ordinals(cfg.get(kVisible), static_cast<int>(cfg.get(kGpus))).size());
   sched::parse_clock_mode(cfg.get(kClock).c_str(), &o.clock.mode);
+  o.clock.charge_cpu = cfg.get(kHostTime) == "cpu";
   o.api_overhead = SimTime::ns(cfg.get(kApiOverhead));
   o.cost_table = cfg.get(kCostTable);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
@@ -86,7 +93,11 @@ Result<RuntimeOptions> options_from_config() {
 
 // ---------------------------------------------------------------------------------------------------
 Stream::Stream(Device& dev, Kind kind, unsigned flags, int priority, sched::Timeline& timeline)
-    : dev_(dev), kind_(kind), flags_(flags), priority_(priority), lane_(timeline) {}
+    : dev_(dev), kind_(kind), flags_(flags), priority_(priority), lane_(timeline) {
+  // Numbered in creation order per process, for the trace's stream tracks (0 is the first legacy stream).
+  static std::atomic<uint32_t> next_id{0};
+  lane_.set_identity(dev.ordinal(), next_id.fetch_add(1, std::memory_order_relaxed));
+}
 
 Device::Device(int ordinal, const DeviceSpec& spec, sched::Timeline& timeline)
     : ordinal_(ordinal), spec_(spec), timeline_(timeline) {
@@ -290,11 +301,12 @@ Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_n
 Status Runtime::wait_point(const sched::Dep& d) {
   // The program's CPU time up to the wait counts; the CPU this thread burns while blocked (wake-ups on
   // every op completion of the timeline) does not: a blocked host thread's time is the completion time.
-  clock().now();
+  const SimTime before = clock().now();
   GENIE_ASSIGN_OR_RETURN(SimTime t, timeline_.wait(d));
   clock().discard_cpu_time();
   clock().wait_until(t);
-  clock().api_call(options_.api_overhead);
+  const SimTime after = clock().api_call(options_.api_overhead);
+  if (t > before) timeline_.record_host("wait", before, after, sched::OpKind::kHostWait);
   return Status::ok();
 }
 
@@ -302,7 +314,7 @@ Status Runtime::query_point(const sched::Dep& d) {
   if (!d.resolved()) {
     if (!clock().is_virtual()) return Status(Errc::kNotReady, "work pending");
     // Unresolved work waits for peers: wait a little in wall time, without charging this thread.
-    timeline_.wait_for([&] { return d.resolved(); }, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
+    timeline_.wait_for_dep(d, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
     clock().discard_cpu_time();
     if (!d.resolved()) return Status(Errc::kNotReady, "work pending");
   }

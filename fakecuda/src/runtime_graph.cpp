@@ -87,7 +87,8 @@ Status Runtime::launch_kernel(const Kernel& k, const KernelShape& shape, Stream&
   if (shape.shared_mem > static_cast<size_t>(std::max(spec.shared_mem_per_block_optin, spec.shared_mem_per_block)))
     return invalid_argument("too much dynamic shared memory");
   sched::OpSpec op;
-  op.label = "kernel";
+  op.label = k.name.c_str();  // registered kernels live for the process: the pointer stays valid
+  op.kind = sched::OpKind::kKernel;
   op.duration = cost_->kernel(k.name, shape);
   SimTime now = clock().api_call(cost_->launch_overhead());
   return submit(s, std::move(op), now).status();

@@ -114,6 +114,8 @@ Status Runtime::copy_async(void* dst, const void* src, size_t n, Stream& s, int 
   bool pinned = (!dst_dev && d) || (!src_dev && sr) || kind == CopyKind::kDeviceToDevice || kind == CopyKind::kPeer;
   sched::OpSpec spec;
   spec.label = copy_kind_name(kind);
+  spec.kind = sched::OpKind::kCopy;
+  spec.bytes = n;
   spec.duration = cost_->copy(kind, n, pinned);
   auto status = std::make_shared<Status>();
   bool both_known = d && sr;  // both ranges checked above: copy without asking the registry again
@@ -134,6 +136,8 @@ Status Runtime::memset_async(void* dst, int value, size_t n, Stream& s) {
   if (!d) return invalid_argument("destination is not a valid device range");
   sched::OpSpec spec;
   spec.label = "memset";
+  spec.kind = sched::OpKind::kMemset;
+  spec.bytes = n;
   spec.duration = cost_->memset(n);
   spec.action = [dst, value, n] { std::memset(dst, value, n); };
   SimTime now = clock().api_call(options_.api_overhead);

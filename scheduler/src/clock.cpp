@@ -14,6 +14,10 @@ namespace {
 
 std::atomic<uint64_t> g_next_clock_id{1};
 
+// Wall time beyond CPU time between two samples above which a thread is taken to have slept (blocked in the
+// kernel) rather than been preempted for a moment: a few scheduler ticks on a busy 2-core machine.
+constexpr SimTime kSleptThreshold = SimTime::ms(2);
+
 int64_t read_clock_ns(clockid_t id) {
   timespec ts{};
   clock_gettime(id, &ts);
@@ -83,12 +87,18 @@ SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt()) :
 SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();
+  if (!options_.charge_cpu) return SimTime::ns(ts.vt());
   int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
   if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
     int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    const int64_t used = cpu - ts.last_cpu_ns.load(std::memory_order_relaxed) -
-                         ts.excluded_ns.load(std::memory_order_relaxed);
-    ts.write(ts.vt() + std::max<int64_t>(0, used), 0, cpu);
+    const int64_t cpu_used = cpu - ts.last_cpu_ns.load(std::memory_order_relaxed);
+    const int64_t used = cpu_used - ts.excluded_ns.load(std::memory_order_relaxed);
+    int64_t vt = ts.vt() + std::max<int64_t>(0, used);
+    // A thread that slept outside Genie (a condition variable, a barrier, the GIL) was woken by another thread
+    // of this process: it resumes no earlier than the latest host time the process had reached.
+    if ((wall - ts.last_wall_ns) - cpu_used > kSleptThreshold.count_ns())
+      vt = std::max(vt, max_host_ns_.load(std::memory_order_relaxed));
+    ts.write(vt, 0, cpu);
     ts.last_wall_ns = wall;
     publish(SimTime::ns(ts.vt()));
   }
@@ -148,7 +158,7 @@ SimTime Clock::estimate(const ThreadState* ts, int64_t cpu_now_ns) const {
     const bool in_work = ts->excluded_depth.load(std::memory_order_relaxed) > 0;
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ts->version.load(std::memory_order_relaxed) != v1) continue;
-    if (in_work || ts->clock_id != id_) return SimTime::ns(vt);
+    if (in_work || ts->clock_id != id_ || !options_.charge_cpu) return SimTime::ns(vt);
     return SimTime::ns(vt + std::max<int64_t>(0, cpu_now_ns - last_cpu - excluded));
   }
 }

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 #include "genie/common/log.hpp"
+#include "genie/common/thread_util.hpp"
 
 namespace genie::sched {
 
@@ -64,6 +66,11 @@ struct Timeline::Core {
   std::vector<std::shared_ptr<Injector>> injectors;
   std::vector<std::weak_ptr<Lane::State>> lanes;
   std::function<void()> wait_listener;
+  std::mutex host_mu;
+  std::vector<std::pair<uint32_t, OpRecord>> host_records;  // (host thread number, record)
+  // Records of lanes that are gone (destroyed streams), kept until the next drain.
+  std::vector<std::tuple<int, uint32_t, OpRecord>> retired_records;
+  std::atomic<uint32_t> next_host_thread{0};
 
   void wait_for(const std::function<bool()>& pred) {
     std::unique_lock lk(mu);
@@ -95,6 +102,18 @@ struct Lane::State {
 };
 
 namespace {
+// Moves a lane's undrained records to its core before the lane's state goes away.
+void retire_records(Lane::State& st) {
+  std::vector<OpRecord> recs;
+  {
+    std::lock_guard lk(st.mu);
+    recs = std::exchange(st.records, {});
+  }
+  if (recs.empty()) return;
+  std::lock_guard lk(st.core->host_mu);
+  for (auto& r : recs) st.core->retired_records.emplace_back(st.device, st.stream_id, r);
+}
+
 // The lane whose external op the calling worker thread is running.
 thread_local std::shared_ptr<Lane::State> tl_external_lane;
 
@@ -151,7 +170,11 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     {
       std::unique_lock lk(st->mu);
       st->cv.wait(lk, [&] { return !st->queue.empty() || st->stop; });
-      if (st->queue.empty()) return;  // stopped and drained
+      if (st->queue.empty()) {  // stopped and drained
+        lk.unlock();
+        retire_records(*st);
+        return;
+      }
       op = st->queue.front();
       prev_end = st->last_end;
     }
@@ -203,11 +226,14 @@ Lane::Lane(Timeline& timeline) : timeline_(timeline), state_(std::make_shared<St
 }
 
 Lane::~Lane() {
+  bool worker;
   {
     std::lock_guard lk(state_->mu);
     state_->stop = true;
+    worker = state_->worker_started;
   }
   state_->cv.notify_all();
+  if (!worker) retire_records(*state_);  // a worker retires them once it has finished the queue
 }
 
 Dep Lane::submit(OpSpec spec, SimTime host_now) {
@@ -265,7 +291,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
   st.pending_tail = op;
   if (!st.worker_started) {
     st.worker_started = true;
-    std::thread(worker_loop, state_).detach();
+    start_quiet_thread([st = state_] { worker_loop(st); }).detach();
   }
   lk.unlock();
   st.cv.notify_one();
@@ -441,6 +467,16 @@ SimTime Timeline::injection_floor() {
   std::vector<std::shared_ptr<Lane::State>> lanes;
   {
     std::lock_guard lk(core_->reg_mu);
+    // Parked threads (asleep outside Genie) are left out only while another injector thread of this process
+    // waits inside Genie: then the process cannot move until the coordinator resolves something, and a parked
+    // thread it wakes afterwards resumes at the process's latest host time (Clock::now). A process whose
+    // injectors are all parked keeps its lowest host time: it may be sleeping before its next call.
+    bool someone_waits = false;
+    for (auto& inj : core_->injectors) {
+      if (!inj->alive.load(std::memory_order_acquire)) continue;
+      std::lock_guard wl(inj->wait_mu);
+      someone_waits = someone_waits || inj->waiting;
+    }
     for (auto& inj : core_->injectors) {
       if (!inj->alive.load(std::memory_order_acquire)) continue;
       {
@@ -454,12 +490,9 @@ SimTime Timeline::injection_floor() {
       timespec ts{};
       int64_t cpu = -1;
       if (clock_gettime(inj->cpu_clock, &ts) == 0) cpu = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-      const bool asleep = thread_run_state(inj->tid) != 'R';
       const bool idle = cpu >= 0 && cpu == inj->last_cpu_seen;
       inj->last_cpu_seen = cpu;
-      // Parked: asleep in the kernel outside Genie's waits and no CPU used since the last look. It injects
-      // only after something wakes it; the coordinator starts what it then sends no earlier than its clock.
-      if (asleep && idle) continue;
+      if (someone_waits && idle && thread_run_state(inj->tid) != 'R') continue;
       floor = std::min(floor, core_->clock.estimate(inj->ts, cpu >= 0 ? cpu : 0).count_ns());
     }
     for (auto& w : core_->lanes)
@@ -469,7 +502,31 @@ SimTime Timeline::injection_floor() {
   return SimTime::ns(floor);
 }
 
+void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind kind) {
+  if (!core_->record_trace) return;
+  thread_local const void* numbered_for = nullptr;
+  thread_local uint32_t number = 0;
+  if (numbered_for != core_.get()) {
+    numbered_for = core_.get();
+    number = core_->next_host_thread.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::lock_guard lk(core_->host_mu);
+  core_->host_records.push_back({number, OpRecord{label, start, end, kind}});
+}
+
 void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn) {
+  std::vector<std::pair<uint32_t, OpRecord>> host;
+  {
+    std::lock_guard lk(core_->host_mu);
+    host = std::exchange(core_->host_records, {});
+  }
+  std::vector<std::tuple<int, uint32_t, OpRecord>> retired;
+  {
+    std::lock_guard lk(core_->host_mu);
+    retired = std::exchange(core_->retired_records, {});
+  }
+  for (const auto& [n, r] : host) fn(-1, kHostStreamBase + n, r);
+  for (const auto& [d, sid, r] : retired) fn(d, sid, r);
   std::vector<std::shared_ptr<Lane::State>> lanes;
   {
     std::lock_guard lk(core_->reg_mu);

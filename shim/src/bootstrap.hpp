@@ -32,6 +32,7 @@ struct RankInfo {
   int32_t rank = -1;
   int32_t cuda_dev = 0;
   int32_t pid = 0;
+  int32_t process_rank = -1;  ///< the process's rank in the job (RANK and friends), -1 if the launcher gave none
   int32_t segment_fd = -1;  ///< rank 0: memfd of the communicator's shared control segment
   uint64_t segment_id = 0;  ///< rank 0: a random id of that segment (checked after mapping it)
   char host[64] = {};       ///< hostname: ranks on one host share memory

@@ -221,10 +221,19 @@ SimTime Communicator::finish_time(SimTime start, SimTime duration) {
 }
 
 Status Communicator::enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run,
-                             fakecuda::Stream& s) {
+                             fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes) {
   sched::OpSpec spec;
   spec.label = label;
   spec.may_run_inline = false;  // it waits for peers: never on the calling thread (-g N drives several ranks)
+  spec.kind = kind;
+  spec.bytes = bytes;
+  spec.comm = key_;
+  spec.seq = call_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (coord_) {
+    // Timed by the coordinator: this lane's floor holds the op's ready time until the coordinator has it.
+    spec.external = true;
+    rt_->timeline().register_injector();
+  }
   // A captured op runs at every graph replay, not once: only direct submissions count as outstanding.
   const bool counted = !s.capturing.load(std::memory_order_acquire);
   spec.run = [self = shared_from_this(), run = std::move(run), counted](SimTime ready) -> Result<SimTime> {
@@ -240,14 +249,57 @@ Status Communicator::enqueue(const char* label, std::function<Result<SimTime>(Co
 
 Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
   const char* label = collective_api_name(call.collective);
+  const uint64_t bytes = call.count * netsim::datatype_size(call.datatype);
   return enqueue(
-      label, [call = std::move(call)](Communicator& c, SimTime ready) { return c.run_collective(call, ready); }, s);
+      label, [call = std::move(call)](Communicator& c, SimTime ready) { return c.run_collective(call, ready); }, s,
+      sched::OpKind::kCollective, bytes);
 }
 
 Status Communicator::enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s) {
+  uint64_t bytes = 0;
+  for (const auto& c : calls) bytes += c.is_send ? c.bytes : 0;
   return enqueue(
       "SendRecv",
-      [calls = std::move(calls)](Communicator& c, SimTime ready) mutable { return c.run_p2p(calls, ready); }, s);
+      [calls = std::move(calls)](Communicator& c, SimTime ready) mutable { return c.run_p2p(calls, ready); }, s,
+      sched::OpKind::kP2p, bytes);
+}
+
+namespace {
+netsim::RedOp timing_redop(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kProd: return netsim::RedOp::kProd;
+    case ReduceOp::kMax: return netsim::RedOp::kMax;
+    case ReduceOp::kMin: return netsim::RedOp::kMin;
+    case ReduceOp::kAvg: return netsim::RedOp::kAvg;
+    default: return netsim::RedOp::kSum;  // sum and PreMulSum move the same bytes
+  }
+}
+}  // namespace
+
+Result<SimTime> Communicator::wait_coordinator(const sched::CoordClient::Batch& batch, const WaitWhat& what) {
+  const auto since = std::chrono::steady_clock::now();
+  auto res = coord_->wait(batch, [&]() -> Status {
+    if (aborted()) return Status(Errc::kRemote, "communicator aborted");
+    const double limit = hang_timeout_s();
+    if (limit > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count() >= limit)
+      return Status(Errc::kRemote, what_string(what) + " has waited " + fmt::format("{:.1f}", limit) +
+                                       " s (GENIE_HANG_TIMEOUT) for the coordinator to resolve it");
+    return Status::ok();
+  });
+  if (!res.is_ok()) return res.status();
+  int64_t end = 0;
+  for (const auto& r : res.value()) {
+    if (r.status != 0) return Status(Errc::kRemote, "the coordinator failed " + what_string(what) + ": " + r.error);
+    end = std::max(end, r.end_ns);
+  }
+  if (!res->empty() && !res->front().is_p2p && nccl_debug_level() >= NcclDebugLevel::kInfo) {
+    const auto& r = res->front();
+    nccl_debug(NcclDebugLevel::kInfo, cuda_dev_, "%s -> %s/%s, %d channels, %.2f us (coordinator, global clock)",
+               what_string(what).c_str(), netsim::algorithm_name(static_cast<netsim::Algorithm>(r.algorithm)),
+               netsim::protocol_name(static_cast<netsim::Protocol>(r.protocol)), r.nchannels,
+               (r.end_ns - r.start_ns) / 1e3);
+  }
+  return SimTime::ns(end);
 }
 
 namespace {
@@ -279,6 +331,27 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
   my.in_place = c.sendbuff == c.recvbuff ? 1u : 0u;
   my.arrived.store(seq, std::memory_order_release);
   seg_->ring();
+
+  // With a coordinator the call is timed on the job's global clock: it learns this rank's ready time now.
+  sched::CoordClient::Batch batch;
+  if (coord_) {
+    sched::coord::Coll m;
+    m.comm = key_;
+    m.seq = seq;
+    m.comm_rank = rank_;
+    m.ready_ns = ready.count_ns();
+    m.collective = static_cast<uint8_t>(c.collective);
+    m.datatype = static_cast<uint8_t>(c.datatype);
+    m.redop = static_cast<uint8_t>(timing_redop(c.op.kind));
+    m.root = c.root;
+    m.count = c.count;
+    auto b = coord_->submit({sched::coord::Message{m}}, sched::ExternalOp::current());
+    if (!b.is_ok()) {
+      set_async_error(b.status().code());
+      return hold_after_failure(*this, ready, b.status());
+    }
+    batch = b.value();
+  }
 
   const WaitWhat what{&my.desc, "", seq};
   Status st = wait_all_reach(&RankSlot::arrived, seq, nullptr, what);
@@ -317,6 +390,15 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
       set_async_error(st.code());
       return hold_after_failure(*this, ready, st);
     }
+  }
+  if (coord_) {
+    auto end = wait_coordinator(batch, what);
+    if (!end.is_ok()) {
+      GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, end.status().message());
+      set_async_error(end.status().code());
+      return hold_after_failure(*this, ready, end.status());
+    }
+    return end.value();
   }
   auto cost = timing_->collective(c.collective, c.count, c.datatype, c.root);
   if (!cost.is_ok()) {
@@ -460,6 +542,29 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready
     auto& c = calls[i];
     st[i].index = c.is_send ? ++sent_[static_cast<size_t>(c.peer)] : ++received_[static_cast<size_t>(c.peer)];
   }
+  sched::CoordClient::Batch batch;
+  if (coord_) {
+    std::vector<sched::coord::Message> msgs;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const auto& c = calls[i];
+      sched::coord::P2p m;
+      m.comm = key_;
+      m.src = c.is_send ? rank_ : c.peer;
+      m.dst = c.is_send ? c.peer : rank_;
+      m.index = st[i].index;
+      m.bytes = c.bytes;
+      m.ready_ns = ready.count_ns();
+      m.is_send = c.is_send ? 1 : 0;
+      m.comm_rank = rank_;
+      msgs.emplace_back(m);
+    }
+    auto b = coord_->submit(msgs, sched::ExternalOp::current());
+    if (!b.is_ok()) {
+      set_async_error(b.status().code());
+      return hold_after_failure(*this, ready, b.status());
+    }
+    batch = b.value();
+  }
   SimTime end = ready;
   Status failure;
   const bool copy = move_bytes();
@@ -487,9 +592,11 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready
         }
         if (mb.consumed.load(std::memory_order_acquire) >= s.index) {
           const MailEntry& e = mb.ring[(s.index - 1) % kMailboxDepth];
-          SimTime start = max(ready, SimTime::ns(e.recv_ready_ns));
-          GENIE_ASSIGN_OR_RETURN(SimTime d, timing_->p2p(rank_, c.peer, c.bytes));
-          end = max(end, start + d);
+          if (!coord_) {
+            SimTime start = max(ready, SimTime::ns(e.recv_ready_ns));
+            GENIE_ASSIGN_OR_RETURN(SimTime d, timing_->p2p(rank_, c.peer, c.bytes));
+            end = max(end, start + d);
+          }
           s.done = true;
           *progressed = true;
         }
@@ -506,9 +613,11 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready
           GENIE_ASSIGN_OR_RETURN(char* src, PeerMemory::instance().resolve(e.buf));
           if (src != c.buf) std::memmove(c.buf, src, e.bytes);
         }
-        SimTime start = max(ready, SimTime::ns(e.send_ready_ns));
-        GENIE_ASSIGN_OR_RETURN(SimTime d, timing_->p2p(c.peer, rank_, e.bytes));
-        end = max(end, start + d);
+        if (!coord_) {
+          SimTime start = max(ready, SimTime::ns(e.send_ready_ns));
+          GENIE_ASSIGN_OR_RETURN(SimTime d, timing_->p2p(c.peer, rank_, e.bytes));
+          end = max(end, start + d);
+        }
         e.recv_ready_ns = ready.count_ns();
         mb.consumed.store(s.index, std::memory_order_release);
         seg_->ring();
@@ -574,6 +683,15 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready
       GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, failure.message());
     set_async_error(failure.code());
     return hold_after_failure(*this, ready, failure);
+  }
+  if (coord_) {
+    auto e = wait_coordinator(batch, WaitWhat{nullptr, "point-to-point", 0});
+    if (!e.is_ok()) {
+      GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, e.status().message());
+      set_async_error(e.status().code());
+      return hold_after_failure(*this, ready, e.status());
+    }
+    return max(e.value(), ready);
   }
   return finish_time(end, SimTime::zero());
 }

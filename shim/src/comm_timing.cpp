@@ -7,6 +7,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/sched/job_topology.hpp"
 #include "nccl_debug.hpp"
 
 namespace genie::shim {
@@ -25,13 +26,6 @@ const config::Param<std::string> kEngine{"engine",
 const config::Param<std::string> kFabric{
     "topology_fabric", "rail", "Inter-node fabric of multi-node topologies: rail or fat-tree.", {"rail", "fat-tree"}};
 
-// The HGX/DGX server that carries each device preset.
-std::string node_preset_for(const std::string& device) {
-  if (device == "h100-sxm") return "hgx-h100";
-  if (device == "a100-sxm4-80gb") return "dgx-a100";
-  if (device == "b200") return "hgx-b200";
-  return "hgx-h200";
-}
 
 struct TopoCache {
   std::mutex mu;
@@ -49,12 +43,10 @@ Result<std::shared_ptr<const netsim::Topology>> load_cached(const std::string& n
   auto key = std::make_pair(name, nodes);
   auto it = c.topos.find(key);
   if (it != c.topos.end()) return it->second;
-  netsim::TopologyOptions o;
-  o.nodes = nodes;
-  o.fabric = fabric;
-  GENIE_ASSIGN_OR_RETURN(auto t, netsim::load_topology(name, o));
-  c.topos[key] = t;
-  return t;
+  // The same rule as genie run's coordinator: whole-cluster files take no node count.
+  GENIE_ASSIGN_OR_RETURN(auto t, sched::job_topology(name, "", nodes, fabric));
+  c.topos[key] = t.topology;
+  return t.topology;
 }
 
 }  // namespace
@@ -64,7 +56,7 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
   const config::Config& cfg = config::global();
   std::string name = cfg.get(kTopology);
   const bool by_device = name.empty();
-  if (by_device) name = node_preset_for(device_preset);
+  if (by_device) name = sched::server_preset_for_device(device_preset);
   const std::string fabric = cfg.get(kFabric);
   // GPUs per node: from the single-node form of the topology (files and generic shapes have one "node").
   GENIE_ASSIGN_OR_RETURN(auto one, load_cached(name, 1, fabric));

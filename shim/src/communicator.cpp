@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/common/siphash.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "nccl_debug.hpp"
 
@@ -108,6 +110,7 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   mine.rank = rank;
   mine.cuda_dev = cuda_dev;
   mine.pid = static_cast<int32_t>(getpid());
+  mine.process_rank = sched::process_rank_from_environment();
   std::snprintf(mine.host, sizeof(mine.host), "%s", hostname().c_str());
   std::string node = config::global().get(kNode);
   std::snprintf(mine.node, sizeof(mine.node), "%s", node.empty() ? mine.host : node.c_str());
@@ -136,9 +139,47 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   return assemble(rank, std::move(table), seg.release(), std::move(timing), cuda_dev, opts);
 }
 
+namespace {
+// Communicators made so far by this process, per (member list, rank in it): the occurrence number that
+// tells apart communicators with the same members.
+std::mutex g_key_mu;
+std::map<std::pair<uint64_t, int>, uint64_t> g_key_count;
+
+uint64_t comm_key(const std::vector<RankInfo>& table, int rank) {
+  std::vector<int64_t> ids;
+  for (const RankInfo& r : table) {
+    // The job rank of the member's process when the launcher gave one (stable across runs), else its pid.
+    ids.push_back(r.process_rank >= 0 ? r.process_rank : (int64_t{1} << 40) + r.pid);
+    ids.push_back(r.cuda_dev);
+  }
+  static const std::array<uint8_t, 16> kKeyOfKeys = {'g', 'e', 'n', 'i', 'e', '-', 'c', 'o', 'm', 'm', '-', 'k', 'e', 'y', '-', '1'};
+  const uint64_t members = siphash24(kKeyOfKeys, ids.data(), ids.size() * sizeof(int64_t));
+  uint64_t n;
+  {
+    std::lock_guard lk(g_key_mu);
+    n = g_key_count[{members, rank}]++;
+  }
+  const uint64_t in[2] = {members, n};
+  return siphash24(kKeyOfKeys, in, sizeof(in)) | 1;  // never 0 (0 means "no parent")
+}
+}  // namespace
+
+void Communicator::join_coordinator(uint64_t parent_key) {
+  if (!rt_->clock().is_virtual()) return;  // realtime: calls are timed by the wall clock and the fabric
+  coord_ = sched::CoordClient::get(rt_->timeline());
+  if (!coord_) return;
+  rt_->timeline().register_injector();
+  Status st = coord_->join_comm(sched::coord::CommJoin{key_, nranks_, rank_, cuda_dev_, parent_key});
+  if (!st.is_ok()) {
+    GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: cannot announce it to the coordinator ({}); its calls are timed "
+                            "alone", id_, rank_, st.message());
+    coord_ = nullptr;
+  }
+}
+
 Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
                                                              std::shared_ptr<CommTiming> timing, int cuda_dev,
-                                                             const CommOptions& opts) {
+                                                             const CommOptions& opts, uint64_t parent_key) {
   auto c = std::shared_ptr<Communicator>(new Communicator());
   c->rt_ = fakecuda::Runtime::instance();
   c->rank_ = rank;
@@ -148,6 +189,7 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
   c->seg_.reset(seg);
   c->id_ = seg->header().id;
   c->timing_ = std::move(timing);
+  c->key_ = comm_key(table, rank);
   c->peers_ = std::move(table);
   c->sent_.assign(static_cast<size_t>(c->nranks_), 0);
   c->received_.assign(static_cast<size_t>(c->nranks_), 0);
@@ -164,6 +206,7 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
   for (const RankInfo& p : c->peers_) here += p.pid == me ? 1 : 0;
   static std::atomic<bool> rank_set{false};
   if (here == 1 && !rank_set.exchange(true)) log::set_rank(rank);  // the first communicator's rank
+  c->join_coordinator(parent_key);
   nccl_debug_init_line(*c);
   return c;
 }
@@ -290,7 +333,7 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::
     ri.rank = static_cast<int32_t>(i);
     table.push_back(ri);
   }
-  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members), cuda_dev_, opts);
+  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members), cuda_dev_, opts, key_);
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, const CommOptions& opts) {

@@ -19,6 +19,7 @@
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
 #include "genie/netsim/schedule.hpp"
+#include "genie/sched/coord_client.hpp"
 #include "reduce/reduce_kernels.hpp"
 #include "shared_segment.hpp"
 
@@ -26,6 +27,7 @@ namespace genie::fakecuda {
 class Runtime;
 class Stream;
 }  // namespace genie::fakecuda
+
 
 namespace genie::shim {
 
@@ -83,6 +85,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int nranks() const { return nranks_; }
   int cuda_dev() const { return cuda_dev_; }
   uint64_t id() const { return id_; }
+  /// The communicator's key on the coordinator and in reports: equal on every rank and across runs of the
+  /// same job (a hash of the members' (process rank, device) in rank order and how many communicators with
+  /// those members this rank made before).
+  uint64_t key() const { return key_; }
   const CommOptions& options() const { return opts_; }
   CommTiming& timing() { return *timing_; }
   fakecuda::Runtime& runtime() { return *rt_; }
@@ -116,11 +122,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Communicator() = default;
   static Result<std::shared_ptr<Communicator>> assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
                                                         std::shared_ptr<CommTiming> timing, int cuda_dev,
-                                                        const CommOptions& opts);
+                                                        const CommOptions& opts, uint64_t parent_key = 0);
+  /// Joins the job's coordinator, if there is one (virtual clock only): announces this rank.
+  void join_coordinator(uint64_t parent_key);
   Result<std::shared_ptr<Communicator>> sub_communicator(const std::vector<int>& members, int my_index,
                                                          const CommOptions& opts);
   /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`.
-  Status enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run, fakecuda::Stream& s);
+  Status enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run, fakecuda::Stream& s,
+                 sched::OpKind kind, uint64_t bytes);
   Result<SimTime> run_collective(const CollCall& c, SimTime ready);
   Result<SimTime> run_p2p(std::vector<P2PCall>& calls, SimTime ready);
   Status move_data(const CollCall& c, uint64_t seq);
@@ -131,6 +140,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
     uint64_t seq = 0;
   };
   std::string what_string(const WaitWhat& w) const;
+  /// Waits for the coordinator's outcome of one op's calls (abort and the hang timeout end the wait); returns
+  /// the latest end. NCCL_DEBUG=INFO shows what the coordinator chose for each new shape.
+  Result<SimTime> wait_coordinator(const sched::CoordClient::Batch& batch, const WaitWhat& what);
   /// Waits until `counter` of every rank in `members` (nullptr: all ranks) is at least `target`, with the
   /// abort / dead-peer / hang checks; the ranks still below it are the missing ones.
   Status wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, uint64_t target, const std::vector<int>* members,
@@ -148,6 +160,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int nranks_ = 0;
   int cuda_dev_ = 0;
   uint64_t id_ = 0;
+  uint64_t key_ = 0;
+  sched::CoordClient* coord_ = nullptr;  ///< the job's coordinator (times calls globally), or null
+  std::atomic<uint64_t> call_seq_{0};     ///< calls enqueued so far (the seq of records)
   CommOptions opts_;
   fakecuda::Runtime* rt_ = nullptr;
   std::vector<RankInfo> peers_;

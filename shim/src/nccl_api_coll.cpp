@@ -62,7 +62,7 @@ Result<Extents> extents(netsim::Collective c, uint64_t count, size_t es, int n, 
 
 Status collective(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
                   int datatype, int op, int root, ncclComm_t comm, cudaStream_t stream) {
-  HostCost cost(!in_group());  // inside a group, ncclGroupEnd launches (and is charged)
+  HostCost cost(!in_group(), fn);  // inside a group, ncclGroupEnd launches (and is charged)
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
   CollCall call;
@@ -100,7 +100,7 @@ Status collective(const char* fn, netsim::Collective kind, const void* sendbuff,
 
 Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int datatype, int peer, ncclComm_t comm,
            cudaStream_t stream) {
-  HostCost cost(!in_group());
+  HostCost cost(!in_group(), fn);
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
   if (peer < 0 || peer >= c->nranks())
@@ -171,40 +171,45 @@ GENIE_NCCL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
 GENIE_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                              ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                              cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, enum_raw(datatype),
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, enum_raw(datatype),
                       enum_raw(op), 0, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                              ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                                          cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kBroadcast, buff, buff, count, enum_raw(datatype), 0, root, comm,
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kBroadcast, buff, buff, count, enum_raw(datatype), 0, root, comm,
                       stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kReduce, sendbuff, recvbuff, count, enum_raw(datatype),
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kReduce, sendbuff, recvbuff, count, enum_raw(datatype),
                       enum_raw(op), root, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, enum_raw(datatype), 0, 0,
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, enum_raw(datatype), 0, 0,
                       comm, stream);
   });
 }
@@ -212,44 +217,50 @@ GENIE_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuf
 GENIE_NCCL_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                                  cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, enum_raw(datatype),
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, enum_raw(datatype),
                       enum_raw(op), 0, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                             ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, enum_raw(datatype), 0, 0,
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, enum_raw(datatype), 0, 0,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kGather, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kGather, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                            int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kScatter, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] {
+    return collective(fn, netsim::Collective::kScatter, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
                                         ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] { return p2p(__func__, true, sendbuff, count, enum_raw(datatype), peer, comm, stream); });
+  const char* fn = __func__;  // inside the lambda __func__ would be "operator()"
+  return guard(fn, [&] { return p2p(fn, true, sendbuff, count, enum_raw(datatype), peer, comm, stream); });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                         ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] { return p2p(__func__, false, recvbuff, count, enum_raw(datatype), peer, comm, stream); });
+  const char* fn = __func__;
+  return guard(fn, [&] { return p2p(fn, false, recvbuff, count, enum_raw(datatype), peer, comm, stream); });
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -261,7 +272,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclGroupStart() {
 GENIE_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   return guard(__func__, [] {
     // The outermost end launches the group's work: one modelled launch per communicator and stream.
-    HostCost cost(false);
+    HostCost cost(false, "ncclGroupEnd");
     return group_end(nullptr, launch_overhead());
   });
 }

@@ -27,12 +27,14 @@ SimTime launch_overhead();
 // Host-time accounting of an NCCL call in virtual mode: the emulator's own CPU time (checks, hand-off to the
 // stream worker, planning) is excluded, and a launching call is charged NCCL's modelled launch cost instead, so
 // virtual timelines do not depend on how fast this machine runs Genie.
+// `name` (a static string) puts the call on the trace's host track.
 class HostCost {
  public:
-  explicit HostCost(bool launches) : launches_(launches) {
-    fakecuda::Runtime* rt = fakecuda::Runtime::instance();
-    clock_ = rt ? &rt->clock() : nullptr;
+  explicit HostCost(bool launches, const char* name = nullptr) : launches_(launches), name_(name) {
+    rt_ = fakecuda::Runtime::instance();
+    clock_ = rt_ ? &rt_->clock() : nullptr;
     if (clock_ && clock_->is_virtual()) {
+      t0_ = clock_->now();
       clock_->begin_excluded_work();
       w0_ = clock_->wall_now();
     } else {
@@ -42,15 +44,18 @@ class HostCost {
   ~HostCost() {
     if (!clock_) return;
     clock_->end_excluded_work(clock_->wall_now() - w0_);
-    if (launches_) clock_->api_call(launch_overhead());
+    SimTime t1 = launches_ ? clock_->api_call(launch_overhead()) : clock_->peek();
+    if (name_) rt_->timeline().record_host(name_, t0_, t1, sched::OpKind::kOther);
   }
   HostCost(const HostCost&) = delete;
   HostCost& operator=(const HostCost&) = delete;
 
  private:
   bool launches_;
+  const char* name_;
+  fakecuda::Runtime* rt_ = nullptr;
   sched::Clock* clock_ = nullptr;
-  SimTime w0_;
+  SimTime w0_, t0_;
 };
 
 inline Result<netsim::DataType> to_datatype(int v) {

@@ -24,17 +24,71 @@ if(TARGET nccl2 AND TARGET example_collectives)
   endif()
 
   # genie run: one process per rank with torchrun's environment; the examples' env mode reads it.
+  set(GENIE_BIN ${CMAKE_BINARY_DIR}/bin/genie)
+  set(REPORT_TOOL ${CMAKE_CURRENT_SOURCE_DIR}/report_tool.py)
+  set(REPORTS ${CMAKE_CURRENT_BINARY_DIR}/reports)
   add_test(NAME e2e_genie_run_collectives
     COMMAND ${RUN_EXPECT} 0 "\\[rank3\\]: collectives: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
-            ${CMAKE_BINARY_DIR}/bin/genie run -n 4 -- ${GENIE_EXAMPLES_DIR}/collectives env)
+            ${GENIE_BIN} run -n 4 --report ${REPORTS}/collectives -- ${GENIE_EXAMPLES_DIR}/collectives env)
+  # The report of that job: schema, invariants (start = last arrival, busbw = algbw x factor, ...), trace.
+  add_test(NAME e2e_report_collectives COMMAND python3 ${REPORT_TOOL} check ${REPORTS}/collectives --ranks 4)
+  set_tests_properties(e2e_report_collectives PROPERTIES DEPENDS e2e_genie_run_collectives)
   add_test(NAME e2e_genie_run_p2p_two_nodes
     COMMAND ${RUN_EXPECT} 0 "nNodes 2" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} NCCL_DEBUG=INFO
-            ${CMAKE_BINARY_DIR}/bin/genie run -n 4 --nodes 2 -- ${GENIE_EXAMPLES_DIR}/p2p env)
-  # A rank that fails ends the job with its exit code; the others are stopped after the grace period.
+            ${GENIE_BIN} run -n 4 --nodes 2 --report ${REPORTS}/p2p -- ${GENIE_EXAMPLES_DIR}/p2p env)
+  add_test(NAME e2e_report_p2p COMMAND python3 ${REPORT_TOOL} check ${REPORTS}/p2p --ranks 4)
+  set_tests_properties(e2e_report_p2p PROPERTIES DEPENDS e2e_genie_run_p2p_two_nodes)
+  # A rank that fails ends the job with its exit code; the others are stopped after the grace period, and the
+  # report still says what happened.
   add_test(NAME e2e_genie_run_failure
     COMMAND ${RUN_EXPECT} 3 "genie run: rank 1 exited with code 3" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
-            ${CMAKE_BINARY_DIR}/bin/genie run -n 3 --grace 0.5
+            ${GENIE_BIN} run -n 3 --grace 0.5 --report ${REPORTS}/failure
             -- sh -c "[ $RANK = 1 ] && exit 3; sleep 30")
-  set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure PROPERTIES
+  add_test(NAME e2e_report_failure COMMAND python3 ${REPORT_TOOL} expect ${REPORTS}/failure
+           "r['job']['exit_code'] == 3 and r['job']['first_failed_rank'] == 1 and [k['exit_code'] for k in r['job']['ranks']][1] == 3")
+  set_tests_properties(e2e_report_failure PROPERTIES DEPENDS e2e_genie_run_failure)
+
+  # Two communicators whose traffic shares the one 10 GB/s link of two_servers.json: all-reducing together
+  # takes twice as long as one pair alone (the flow engine shares the link equally), and the report's
+  # resolutions match the CUDA-event times the ranks measured.
+  add_test(NAME e2e_coordinator_contention
+    COMMAND ${RUN_EXPECT} 0 "rank 0 alone_ms [0-9.]+ together_ms [0-9.]+ ratio (1\\.9[5-9]|2\\.0[0-5])" --
+            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+            ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
+            --report ${REPORTS}/contention -- ${GENIE_EXAMPLES_DIR}/contention 4194304 3 0)
+  # On an NVSwitch server the two pairs do not interfere.
+  add_test(NAME e2e_coordinator_no_contention_nvswitch
+    COMMAND ${RUN_EXPECT} 0 "rank 0 alone_ms [0-9.]+ together_ms [0-9.]+ ratio 1\\.00" --
+            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+            ${GENIE_BIN} run -n 4 --no-report -- ${GENIE_EXAMPLES_DIR}/contention 4194304 3 0)
+  # Order independence: the same job with ranks delayed differently in wall time (jitter seeds 1 and 2) gives
+  # identical virtual timelines.
+  add_test(NAME e2e_coordinator_jitter_a
+    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+            ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
+            --report ${REPORTS}/jitter_a -- ${GENIE_EXAMPLES_DIR}/contention 1048576 3 1)
+  add_test(NAME e2e_coordinator_jitter_b
+    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+            ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
+            --report ${REPORTS}/jitter_b -- ${GENIE_EXAMPLES_DIR}/contention 1048576 3 2)
+  add_test(NAME e2e_coordinator_order_independent
+    COMMAND python3 ${REPORT_TOOL} same ${REPORTS}/jitter_a ${REPORTS}/jitter_b)
+  set_tests_properties(e2e_coordinator_order_independent PROPERTIES
+    DEPENDS "e2e_coordinator_jitter_a;e2e_coordinator_jitter_b")
+  add_test(NAME e2e_report_contention COMMAND python3 ${REPORT_TOOL} check ${REPORTS}/contention --ranks 4)
+  set_tests_properties(e2e_report_contention PROPERTIES DEPENDS e2e_coordinator_contention)
+  # genie report: the HTML page renders its charts in headless Chromium.
+  add_test(NAME e2e_report_html
+    COMMAND bash -c "${GENIE_BIN} report ${REPORTS}/contention -o ${REPORTS}/contention.html && python3 ${REPORT_TOOL} html ${REPORTS}/contention.html --png ${REPORTS}/contention.png")
+  set_tests_properties(e2e_report_html PROPERTIES DEPENDS e2e_coordinator_contention TIMEOUT 180)
+  add_test(NAME e2e_report_bad_input
+    COMMAND ${RUN_EXPECT} 2 "genie report: .*/collectives/trace.json: \\$\\.schema: missing" --
+            ${GENIE_BIN} report ${REPORTS}/collectives/trace.json -o ${REPORTS}/bad.html)
+  set_tests_properties(e2e_report_bad_input PROPERTIES DEPENDS e2e_genie_run_collectives)
+  set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure
+    e2e_coordinator_contention e2e_coordinator_no_contention_nvswitch e2e_coordinator_jitter_a
+    e2e_coordinator_jitter_b PROPERTIES
     LABELS e2e TIMEOUT 180 PROCESSORS 2 FAIL_REGULAR_EXPRESSION "^FAIL ")
+  set_tests_properties(e2e_report_collectives e2e_report_p2p e2e_report_failure e2e_coordinator_order_independent
+    e2e_report_contention e2e_report_html e2e_report_bad_input PROPERTIES LABELS e2e FAIL_REGULAR_EXPRESSION "^FAIL ")
 endif()

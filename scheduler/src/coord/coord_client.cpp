@@ -22,6 +22,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/common/thread_util.hpp"
 #include "genie/common/siphash.hpp"
 #include "genie/sched/coordinator.hpp"
 
@@ -311,6 +312,14 @@ Result<int> connect_to(const std::string& addr, double timeout_s) {
 }
 }  // namespace
 
+int32_t process_rank_from_environment() {
+  static const int32_t r = [] {
+    const auto env = config::process_environment();
+    return to_int(env_or(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}), -1);
+  }();
+  return r;
+}
+
 CoordClient::CoordClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 CoordClient::~CoordClient() {
@@ -368,7 +377,7 @@ CoordClient* CoordClient::get(Timeline& timeline) {
     const auto env = config::process_environment();
     coord::Hello h;
     h.pid = static_cast<int32_t>(me);
-    h.process_rank = to_int(env_or(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}), -1);
+    h.process_rank = process_rank_from_environment();
     h.world_size = to_int(env_or(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}), 0);
     h.gpus = to_int(env_or(env, {"GENIE_GPUS"}), 8);
     char host[256] = {};
@@ -399,7 +408,7 @@ CoordClient* CoordClient::get(Timeline& timeline) {
     uint64_t one = 1;
     (void)!::write(raw->wake_fd, &one, sizeof(one));
   });
-  raw->reporter = std::thread([raw] { raw->loop(); });
+  raw->reporter = start_quiet_thread([raw] { raw->loop(); });
   g_client = new CoordClient(std::move(impl));
   g_client_pid = me;
   std::atexit([] {

@@ -19,6 +19,7 @@
 #include <map>
 
 #include "genie/common/log.hpp"
+#include "genie/common/thread_util.hpp"
 #include "genie/common/siphash.hpp"
 #include "genie/sched/coordinator.hpp"
 
@@ -312,7 +313,7 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::start(Options opti
   Impl* raw = &im;
   im.core = std::make_unique<CoordinatorCore>(im.opt.core,
                                               [raw](int conn, const coord::Message& m) { raw->queue(conn, m); });
-  im.thread = std::thread([raw] { raw->loop(); });
+  im.thread = start_quiet_thread([raw] { raw->loop(); });
   return s;
 }
 

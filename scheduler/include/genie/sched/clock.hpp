@@ -21,6 +21,9 @@ struct ClockOptions {
   /// Virtual mode: thread CPU time is sampled (CLOCK_THREAD_CPUTIME_ID costs ~0.36 us here, measured) at
   /// most once per this much wall time; CPU used in between is charged at the next sample.
   SimTime cpu_sample_interval = SimTime::us(20);
+  /// Virtual mode: charge the thread's CPU time (GENIE_HOST_TIME=cpu). Off: host time moves only by modelled
+  /// API costs and blocking waits, so a run's virtual times do not depend on this machine's speed.
+  bool charge_cpu = true;
 };
 
 /// Host time for the calling thread. Realtime: wall time since the clock's epoch. Virtual: each thread

@@ -15,6 +15,10 @@
 
 namespace genie::sched {
 
+/// This process's rank in the job as its launcher says (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),
+/// or -1.
+int32_t process_rank_from_environment();
+
 class CoordClient {
  public:
   /// The process's client for `timeline`, connected on the first call (retrying while the coordinator

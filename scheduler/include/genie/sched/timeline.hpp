@@ -163,6 +163,10 @@ class Timeline {
   /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
   /// coordinator promptly. Set once, before traffic starts.
   void set_wait_listener(std::function<void()> listener);
+  /// Records a host-side span of the calling thread (an API call, a blocking wait) when the timeline records
+  /// a trace; drained with the lanes' records as device -1, stream kHostStreamBase + the thread's number.
+  void record_host(const char* label, SimTime start, SimTime end, OpKind kind);
+  static constexpr uint32_t kHostStreamBase = 0x80000000u;
   /// Drains every lane's completed-op records: fn(device, stream id, record).
   void drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn);
 

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: Apache-2.0
+// genie-report.json, trace.json and the exit summary.
+#include <cxxabi.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "genie/sched/report.hpp"
+#include "genie/sched/timeline.hpp"
+#include "report/report_model.hpp"
+
+namespace genie::sched {
+namespace {
+
+using nlohmann::json;
+using report::Model;
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof(b), "%#llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+std::string demangle(const std::string& name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !d) return name;
+  std::string out(d);
+  std::free(d);
+  return out;
+}
+
+const char* kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::kKernel: return "kernel";
+    case OpKind::kCopy: return "copy";
+    case OpKind::kMemset: return "memset";
+    case OpKind::kCollective: return "collective";
+    case OpKind::kP2p: return "p2p";
+    case OpKind::kHostWait: return "wait";
+    case OpKind::kOther: return "other";
+  }
+  return "other";
+}
+
+// Writes `text` to `path` through a temporary file renamed into place.
+Status write_file(const std::filesystem::path& path, const std::string& text) {
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return system_error("cannot write " + tmp + ": " + std::strerror(errno));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) return system_error("cannot write " + tmp + " (disk full?): " + std::strerror(errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return system_error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
+  return Status::ok();
+}
+
+json report_json(const ReportInput& in, const Model& m) {
+  const JobRecord& job = *in.job;
+  json j;
+  j["schema"] = "genie-report";
+  j["version"] = kReportSchemaVersion;
+  json ranks_exit = json::array();
+  for (const auto& r : in.result.ranks)
+    ranks_exit.push_back({{"rank", r.rank}, {"exit_code", r.exit_code}, {"signal", r.signal}});
+  j["job"] = {{"command", in.command},
+              {"nranks", in.nranks},
+              {"nodes", in.nodes},
+              {"gpus_per_node", in.gpus_per_node},
+              {"device", in.device},
+              {"topology", in.topology_name},
+              {"engine", in.engine},
+              {"clock", in.clock},
+              {"exit_code", in.result.exit_code},
+              {"first_failed_rank", in.result.first_failed_rank},
+              {"wall_seconds", round3(in.wall_seconds)},
+              {"virtual_span_us", round3(m.span_us)},
+              {"ranks", ranks_exit}};
+  j["coordinator"] = {{"processes", job.processes.size()},
+                      {"relaxed_steps", job.relaxed_steps},
+                      {"late_arrivals", job.late_arrivals},
+                      {"max_lateness_us", round3(job.max_lateness.to_us())},
+                      {"protocol_errors", job.protocol_errors},
+                      {"dropped_op_records", job.dropped_op_records}};
+  json comms = json::array();
+  for (const auto& [key, name] : m.comm_names) {
+    auto it = job.comms.find(key);
+    if (it == job.comms.end()) continue;
+    const CommInfo& c = it->second;
+    json members = json::array();
+    for (int r = 0; r < c.nranks; ++r) {
+      auto rk = m.rank_of.find({c.process[static_cast<size_t>(r)], c.cuda_dev[static_cast<size_t>(r)]});
+      members.push_back(rk != m.rank_of.end() ? rk->second : -1);
+    }
+    json e = {{"id", name}, {"key", hex(key)}, {"nranks", c.nranks}, {"ranks", members}, {"gpus", c.gpu}};
+    auto parent = m.comm_names.find(c.parent);
+    e["parent"] = c.parent && parent != m.comm_names.end() ? json(parent->second) : json(nullptr);
+    comms.push_back(e);
+  }
+  std::sort(comms.begin(), comms.end(), [](const json& a, const json& b) {
+    return std::stoi(a["id"].get<std::string>().substr(1)) < std::stoi(b["id"].get<std::string>().substr(1));
+  });
+  j["communicators"] = comms;
+
+  // Every call of every rank: one entry per rank of each resolved call, in (start, comm, seq) order.
+  std::vector<const CollectiveRecord*> calls;
+  for (const auto& c : job.collectives) calls.push_back(&c);
+  std::stable_sort(calls.begin(), calls.end(), [&](const CollectiveRecord* a, const CollectiveRecord* b) {
+    return std::tie(a->start, m.comm_names.at(a->comm), a->seq, a->src, a->dst) <
+           std::tie(b->start, m.comm_names.at(b->comm), b->seq, b->src, b->dst);
+  });
+  json entries = json::array();
+  size_t n_entries = 0;
+  bool truncated = false;
+  for (const CollectiveRecord* c : calls) {
+    const CommInfo& ci = job.comms.at(c->comm);
+    const double t = (c->end - c->start).to_us();
+    const double algbw = t > 0 ? c->bytes / (t * 1e3) : 0;
+    const double busbw = algbw * report::busbw_factor(c->collective, c->nranks);
+    std::vector<int> comm_ranks;
+    if (c->p2p)
+      comm_ranks = {c->src, c->dst};
+    else
+      for (int r = 0; r < ci.nranks; ++r) comm_ranks.push_back(r);
+    for (size_t i = 0; i < comm_ranks.size(); ++i) {
+      if (n_entries >= in.max_collective_entries) {
+        truncated = true;
+        break;
+      }
+      const int cr = comm_ranks[i];
+      auto rk = m.rank_of.find({ci.process[static_cast<size_t>(cr)], ci.cuda_dev[static_cast<size_t>(cr)]});
+      json e = {{"rank", rk != m.rank_of.end() ? rk->second : -1},
+                {"comm_rank", cr},
+                {"comm", m.comm_names.at(c->comm)},
+                {"seq", c->seq},
+                {"op", report::api_name(c->collective)},
+                {"count", c->count},
+                {"bytes", c->bytes},
+                {"datatype", netsim::datatype_name(c->datatype)},
+                {"ready_us", round3(c->ready_ns[i] / 1e3)},
+                {"start_us", round3(c->start.to_us())},
+                {"end_us", round3(c->end.to_us())},
+                {"time_us", round3(t)},
+                {"algbw_gbps", round3(algbw)},
+                {"busbw_gbps", round3(busbw)}};
+      if (c->p2p) {
+        e["peer"] = i == 0 ? c->dst : c->src;
+        e["direction"] = i == 0 ? "send" : "recv";
+      } else {
+        e["redop"] = netsim::collective_reduces(c->collective) ? netsim::redop_name(c->redop) : "none";
+        e["root"] = c->collective == netsim::Collective::kBroadcast || c->collective == netsim::Collective::kReduce ||
+                            c->collective == netsim::Collective::kGather ||
+                            c->collective == netsim::Collective::kScatter
+                        ? c->root
+                        : -1;
+        e["algorithm"] = netsim::algorithm_name(c->tuning.algorithm);
+        e["protocol"] = netsim::protocol_name(c->tuning.protocol);
+        e["channels"] = c->tuning.nchannels;
+      }
+      if (c->clamped_by > SimTime::zero()) e["late_us"] = round3(c->clamped_by.to_us());
+      if (!c->error.empty()) e["error"] = c->error;
+      entries.push_back(std::move(e));
+      ++n_entries;
+    }
+  }
+  j["collectives"] = entries;
+  j["collectives_truncated"] = truncated;
+
+  json ranks = json::array();
+  for (const auto& r : m.ranks) {
+    json tl = json::array();
+    for (const auto& s : r.compute) tl.push_back({round3(s.start_us), round3(s.end_us), "compute"});
+    for (const auto& s : r.communication) tl.push_back({round3(s.start_us), round3(s.end_us), "communication"});
+    ranks.push_back({{"rank", r.rank},
+                     {"pid", r.pid},
+                     {"node", r.node},
+                     {"device", r.device},
+                     {"begin_us", round3(r.begin_us)},
+                     {"end_us", round3(r.end_us)},
+                     {"compute_us", round3(r.compute_us)},
+                     {"copy_us", round3(r.copy_us)},
+                     {"communication_us", round3(r.communication_us)},
+                     {"exposed_communication_us", round3(r.exposed_us)},
+                     {"idle_us", round3(r.idle_us)},
+                     {"kernels", r.kernels},
+                     {"copies", r.copies},
+                     {"calls", r.calls},
+                     {"timeline", tl}});
+  }
+  j["ranks"] = ranks;
+  auto totals = [](const std::map<std::string, report::Total>& t, const char* key) {
+    json a = json::array();
+    for (const auto& [n, v] : t)
+      a.push_back({{key, n},
+                   {"calls", v.calls},
+                   {"bytes", v.bytes},
+                   {"time_us", round3(v.time_us)},
+                   {"mean_busbw_gbps", round3(v.calls ? v.busbw_sum / v.calls : 0)},
+                   {"failed", v.failed}});
+    return a;
+  };
+  j["totals"] = {{"per_op", totals(m.per_op, "op")}, {"per_communicator", totals(m.per_comm, "comm")}};
+  json links = json::array();
+  for (const auto& l : m.links) {
+    json bins = json::array();
+    for (double v : l.bins) bins.push_back(round3(v));
+    links.push_back({{"link", l.name}, {"peak", round3(l.peak)}, {"utilisation", bins}});
+  }
+  j["links"] = {{"bin_us", round3(m.bin_us)}, {"channels", links}};
+  return j;
+}
+
+std::string trace_json(const ReportInput& in, const Model& m) {
+  const JobRecord& job = *in.job;
+  json ev = json::array();
+  size_t count = 0;
+  auto push = [&](json e) {
+    if (count++ < in.max_trace_events) ev.push_back(std::move(e));
+  };
+  // Processes and threads: one process per rank (device), a thread per stream, one per host thread.
+  std::map<std::pair<int, int>, int> pid_of;  // (process, device) -> trace pid
+  for (const auto& r : m.ranks) {
+    pid_of[{r.process, r.device}] = r.rank;
+    push({{"ph", "M"}, {"name", "process_name"}, {"pid", r.rank},
+          {"args", {{"name", "rank " + std::to_string(r.rank) + " (" + r.node + ", pid " + std::to_string(r.pid) +
+                                 ", device " + std::to_string(r.device) + ")"}}}});
+    push({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r.rank}, {"args", {{"sort_index", r.rank}}}});
+  }
+  // Where each call's slices are, for the flow arrows: (comm, seq) -> [(pid, tid, start)].
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<std::tuple<int, uint32_t, double>>> slices;
+  std::set<std::pair<int, uint32_t>> named;
+  for (size_t p = 0; p < job.op_records.size(); ++p) {
+    const auto& labels = p < job.labels.size() ? job.labels[p] : std::vector<std::string>{};
+    // Host records carry no device: they go to the process's first rank.
+    int host_pid = -1;
+    for (const auto& r : m.ranks)
+      if (r.process == static_cast<int>(p)) {
+        host_pid = r.rank;
+        break;
+      }
+    for (const auto& o : job.op_records[p]) {
+      const bool host = o.device < 0;
+      const int pid = host ? host_pid : pid_of.count({static_cast<int>(p), o.device}) ? pid_of[{static_cast<int>(p), o.device}] : -1;
+      if (pid < 0) continue;
+      const uint32_t tid = o.stream;
+      if (named.insert({pid, tid}).second) {
+        const std::string tname = host ? "host thread " + std::to_string(tid - Timeline::kHostStreamBase)
+                                       : "stream " + std::to_string(tid);
+        push({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", tname}}}});
+      }
+      const std::string label = o.label < labels.size() ? labels[o.label] : std::string("op");
+      const OpKind kind = static_cast<OpKind>(o.kind);
+      json args = {{"kind", kind_name(kind)}};
+      if (o.bytes) args["bytes"] = o.bytes;
+      if (kind == OpKind::kCollective || kind == OpKind::kP2p) {
+        auto cn = m.comm_names.find(o.comm);
+        if (cn != m.comm_names.end()) args["comm"] = cn->second;
+        args["seq"] = o.seq;
+        if (kind == OpKind::kCollective) slices[{o.comm, o.seq}].emplace_back(pid, tid, o.start_ns / 1e3);
+      }
+      if (kind == OpKind::kKernel) args["mangled"] = label;
+      push({{"ph", "X"}, {"name", kind == OpKind::kKernel ? demangle(label) : label}, {"cat", kind_name(kind)},
+            {"pid", pid}, {"tid", tid}, {"ts", o.start_ns / 1e3}, {"dur", (o.end_ns - o.start_ns) / 1e3},
+            {"args", args}});
+    }
+  }
+  // Flow arrows joining one collective's slices across its ranks.
+  uint64_t flow_id = 1;
+  for (auto& [k, v] : slices) {
+    if (v.size() < 2) continue;
+    std::sort(v.begin(), v.end());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const auto& [pid, tid, ts] = v[i];
+      const char* ph = i == 0 ? "s" : i + 1 == v.size() ? "f" : "t";
+      json e = {{"ph", ph}, {"id", flow_id}, {"name", "collective"}, {"cat", "collective"}, {"pid", pid},
+                {"tid", tid}, {"ts", ts}};
+      if (i + 1 == v.size()) e["bp"] = "e";
+      push(e);
+    }
+    ++flow_id;
+  }
+  // Link utilisation counters from netsim, on a "network" process.
+  const int net_pid = 1000000;
+  push({{"ph", "M"}, {"name", "process_name"}, {"pid", net_pid}, {"args", {{"name", "network (netsim)"}}}});
+  if (in.topology) {
+    const auto& nodes = in.topology->nodes();
+    for (const auto& u : job.link_usage) {
+      const std::string name = "link " + nodes[static_cast<size_t>(in.topology->channel_src(u.channel))].name +
+                               " -> " + nodes[static_cast<size_t>(in.topology->channel_dst(u.channel))].name;
+      push({{"ph", "C"}, {"name", name}, {"pid", net_pid}, {"ts", u.start.to_us()},
+            {"args", {{"GB/s", u.bytes_per_s / 1e9}}}});
+      push({{"ph", "C"}, {"name", name}, {"pid", net_pid}, {"ts", u.end.to_us()}, {"args", {{"GB/s", 0.0}}}});
+    }
+  }
+  json t = {{"traceEvents", ev}, {"displayTimeUnit", "ns"},
+            {"otherData", {{"generator", "genie"}, {"events_dropped", count > in.max_trace_events ? count - in.max_trace_events : 0}}}};
+  return t.dump();
+}
+
+}  // namespace
+
+Status write_report(const std::string& dir, const ReportInput& in) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return system_error("cannot create the report directory " + dir + ": " + ec.message());
+  const Model m = report::build_model(in);
+  GENIE_TRY(write_file(std::filesystem::path(dir) / "genie-report.json", report_json(in, m).dump(1) + "\n"));
+  GENIE_TRY(write_file(std::filesystem::path(dir) / "trace.json", trace_json(in, m)));
+  return Status::ok();
+}
+
+std::string summary_text(const ReportInput& in) {
+  const Model m = report::build_model(in);
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof(line), "[genie] %d ranks, exit code %d, %.1f s wall, %.3f ms virtual\n", in.nranks,
+                in.result.exit_code, in.wall_seconds, m.span_us / 1e3);
+  os << line;
+  if (!m.per_op.empty()) {
+    os << "[genie]   collective       calls         bytes     time_ms  mean_busbw_GB/s\n";
+    for (const auto& [n, t] : m.per_op) {
+      std::snprintf(line, sizeof(line), "[genie]   %-14s %7llu %13llu %11.3f %16.2f%s\n", n.c_str(),
+                    static_cast<unsigned long long>(t.calls), static_cast<unsigned long long>(t.bytes), t.time_us / 1e3,
+                    t.calls ? t.busbw_sum / t.calls : 0.0, t.failed ? "  (some failed)" : "");
+      os << line;
+    }
+  }
+  if (!m.ranks.empty()) {
+    os << "[genie]   rank  compute_ms  comm_ms  exposed_comm_ms  idle_ms\n";
+    for (const auto& r : m.ranks) {
+      std::snprintf(line, sizeof(line), "[genie]   %4d %11.3f %8.3f %16.3f %8.3f\n", r.rank, r.compute_us / 1e3,
+                    r.communication_us / 1e3, r.exposed_us / 1e3, r.idle_us / 1e3);
+      os << line;
+    }
+  }
+  const JobRecord& job = *in.job;
+  if (job.relaxed_steps || job.late_arrivals || job.protocol_errors)
+    os << "[genie]   coordinator: " << job.relaxed_steps << " relaxed steps, " << job.late_arrivals
+       << " late arrivals, " << job.protocol_errors << " protocol errors (see the report)\n";
+  return os.str();
+}
+
+}  // namespace genie::sched
