@@ -68,6 +68,14 @@ inline constexpr uint64_t kMaxNvlsSlicesPerChannel = 64;
 /// Trees are deep store-and-forward chains; they need many slices to pipeline (NCCL: depth x 8 chunks).
 inline constexpr uint64_t kMaxTreeSlicesPerChannel = 64;
 
+/// Appends the explicit form of `cs` to `s` (op k*n + p is member p of compact op k).
+void append_expansion(const CompactSchedule& cs, Schedule* s);
+
+/// Compact (circulant) generators: fill `cs` and return true, or return false when this collective is not
+/// circulant under the algorithm (rooted ones), leaving `cs` untouched.
+Result<bool> build_ring_compact(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, CompactSchedule* cs);
+Result<bool> build_direct_compact(const CollectiveSpec& spec, const Tuning& t, CompactSchedule* cs);
+
 Status build_ring(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s);
 Status build_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s);
 Status build_nvls(const CollectiveSpec& spec, const Tuning& t, Schedule* s);

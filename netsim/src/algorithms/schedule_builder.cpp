@@ -146,37 +146,13 @@ size_t datatype_size(DataType d) noexcept {
   }
   return 1;
 }
-Result<Collective> parse_collective(const std::string& s) {
-  return parse_enum("collective", s, kCollectives);
-}
-Result<Algorithm> parse_algorithm(const std::string& s) {
-  return parse_enum("algorithm", s, kAlgorithms);
-}
-Result<Protocol> parse_protocol(const std::string& s) {
-  return parse_enum("protocol", s, kProtocols);
-}
-Result<DataType> parse_datatype(const std::string& s) {
-  return parse_enum("datatype", s, kDataTypes);
-}
-Result<RedOp> parse_redop(const std::string& s) {
-  return parse_enum("reduction op", s, kRedOps);
-}
+Result<Collective> parse_collective(const std::string& s) { return parse_enum("collective", s, kCollectives); }
+Result<Algorithm> parse_algorithm(const std::string& s) { return parse_enum("algorithm", s, kAlgorithms); }
+Result<Protocol> parse_protocol(const std::string& s) { return parse_enum("protocol", s, kProtocols); }
+Result<DataType> parse_datatype(const std::string& s) { return parse_enum("datatype", s, kDataTypes); }
+Result<RedOp> parse_redop(const std::string& s) { return parse_enum("reduction op", s, kRedOps); }
 bool collective_reduces(Collective c) noexcept {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
-}
-
-uint32_t Schedule::num_steps() const {
-  std::set<uint32_t> steps;
-  for (const Op& op : ops)
-    if (op.kind == Op::Kind::kTransfer) steps.insert(op.step);
-  return static_cast<uint32_t>(steps.size());
-}
-
-uint64_t Schedule::bytes_sent_by(int r) const {
-  uint64_t b = 0;
-  for (const Op& op : ops)
-    if (op.kind == Op::Kind::kTransfer && op.src == r) b += op.bytes;
-  return b;
 }
 
 uint64_t Schedule::payload_bytes() const {
@@ -223,6 +199,11 @@ Status validate_spec(const CollectiveSpec& spec, const Topology& topo) {
 }  // namespace
 
 Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning) {
+  return build_schedule(spec, topo, tuning, ScheduleForm::kExplicit);
+}
+
+Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning,
+                                ScheduleForm form) {
   GENIE_TRY(validate_spec(spec, topo));
   if (tuning.nchannels < 1 || tuning.nchannels > nccl::kMaxChannels) {
     return invalid_argument("channel count " + std::to_string(tuning.nchannels) + " outside [1, " +
@@ -234,8 +215,20 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
     for (int r = 0; r < spec.nranks; ++r) s.spec.rank_to_gpu.push_back(r);
   }
   s.tuning = tuning;
+  // Compact form where the algorithm is circulant for this collective; explicit otherwise.
+  auto compact = [&](Result<bool> built, CompactSchedule&& cs) -> Result<bool> {
+    GENIE_ASSIGN_OR_RETURN(bool ok, std::move(built));
+    if (ok) s.compact = std::make_shared<const CompactSchedule>(std::move(cs));
+    return ok;
+  };
+  CompactSchedule cs;
+  const bool want_compact = form == ScheduleForm::kCompact;
   switch (tuning.algorithm) {
     case Algorithm::kRing:
+      if (want_compact) {
+        GENIE_ASSIGN_OR_RETURN(bool done, compact(build_ring_compact(s.spec, topo, tuning, &cs), std::move(cs)));
+        if (done) break;
+      }
       GENIE_TRY(build_ring(s.spec, topo, tuning, &s));
       break;
     case Algorithm::kTree:
@@ -250,6 +243,10 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
       GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s));
       break;
     case Algorithm::kDirect:
+      if (want_compact) {
+        GENIE_ASSIGN_OR_RETURN(bool done, compact(build_direct_compact(s.spec, tuning, &cs), std::move(cs)));
+        if (done) break;
+      }
       GENIE_TRY(build_direct(s.spec, tuning, &s));
       break;
     case Algorithm::kHalvingDoubling:
@@ -282,9 +279,14 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
 }
 
 Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env) {
+  return plan_collective(spec, topo, env, ScheduleForm::kExplicit);
+}
+
+Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env,
+                                 ScheduleForm form) {
   GENIE_TRY(validate_spec(spec, topo));
   GENIE_ASSIGN_OR_RETURN(Tuning t, select_tuning(spec, topo, env));
-  return build_schedule(spec, topo, t);
+  return build_schedule(spec, topo, t, form);
 }
 
 }  // namespace genie::netsim

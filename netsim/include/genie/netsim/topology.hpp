@@ -56,7 +56,9 @@ struct Route {
 /// The cluster graph. Built by the loaders below (presets, ASTRA-sim YAML, explicit JSON) or by hand in
 /// tests. Routing is shortest path by an inverse-bandwidth metric (hop count on uniform fabrics); among equal-cost next
 /// hops the choice is a deterministic hash of (source, destination, flow key), i.e. ECMP. Routing caches distance
-/// vectors per destination (guarded by a mutex, so const routing is thread-safe); building is not thread-safe.
+/// vectors per destination up to a memory budget, beyond which each route runs a Dijkstra search from the
+/// destination that stops at the source (same routes, bounded memory on large fabrics); guarded by a mutex, so
+/// const routing is thread-safe; building is not thread-safe.
 class Topology {
  public:
   int add_node(NodeKind kind, std::string name, int server = -1);
@@ -110,7 +112,10 @@ class Topology {
   double net_bw_bytes_per_s = 0;
 
  private:
-  const std::vector<int32_t>& distances_to(int dst) const;
+  /// Cached distance vector to `dst` (every node), or null when the cache budget is spent.
+  const std::vector<int32_t>* distances_to(int dst) const;
+  /// Dijkstra from `dst` stopped once `src` is settled, into scratch_dist_ (entries stamped scratch_gen_).
+  void partial_distances(int dst, int src) const;
   Result<Route> shortest_route(int src, int dst, uint64_t flow_key) const;
   std::vector<int> gpu_nic_;  // gpu -> NIC node, -1 if unbound
   int32_t link_cost(uint32_t ch) const;
@@ -120,6 +125,10 @@ class Topology {
   std::vector<std::vector<uint32_t>> adj_;                                         // node -> outgoing directed channels
   mutable std::unique_ptr<std::mutex> cache_mu_ = std::make_unique<std::mutex>();  // pointer: Topology stays movable
   mutable std::map<int, std::unique_ptr<std::vector<int32_t>>> dist_cache_;
+  mutable size_t dist_cache_entries_ = 0;
+  mutable std::vector<int32_t> scratch_dist_;
+  mutable std::vector<uint32_t> scratch_stamp_;
+  mutable uint32_t scratch_gen_ = 0;
 };
 
 /// Options for building a topology by name.
