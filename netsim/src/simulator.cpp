@@ -72,6 +72,8 @@ struct Simulator::Impl {
   }
 
   static uint64_t action_id(size_t handle, uint32_t unit) { return (static_cast<uint64_t>(handle) << 32) | unit; }
+  /// Engine event payloads: a collective handle (its start), or this bit plus an action id (a local op's end).
+  static constexpr uint64_t kLocalOpEvent = uint64_t{1} << 63;
 
   Result<int> endpoint_node(const Schedule& s, int32_t rank, int32_t peer) const {
     if (rank == kNvlsEndpoint) {
@@ -109,10 +111,6 @@ struct Simulator::Impl {
       run.timing.classes[unit].start = now;
       run.state[unit] = kRunning;
       const QuotientPlan::ClassTransfer& ct = plan.transfer(k, x);
-      if (ct.local) {
-        local_done.emplace_back(id, now + extra_latency);
-        return Status::ok();
-      }
       const Schedule& s = *run.s;
       req.channels = ct.channels;
       req.consumption = ct.consumption;
@@ -127,14 +125,23 @@ struct Simulator::Impl {
     const Op& op = s.ops[unit];
     run.timing.ops[unit].start = now;
     if (op.kind != Op::Kind::kTransfer || op.src == op.dst) {
-      // TODO(#3): local reductions/copies cost HBM time; today they are free.
-      local_done.emplace_back(id, now + extra_latency);
+      local_op(id, now + extra_latency, op.kind == Op::Kind::kTransfer ? Op::Kind::kCopy : op.kind, op.bytes);
       return Status::ok();
     }
     GENIE_TRY(explicit_request(s, op, &req));
     req.latency += extra_latency;
     model->start(id, req, now);
     return Status::ok();
+  }
+
+  /// A local reduction or copy starting at `t`: it ends after its HBM time (an engine event), or at once.
+  void local_op(uint64_t id, SimTime t, Op::Kind kind, uint64_t bytes) {
+    const int64_t ns = local_op_ns(*topo, kind, bytes);
+    if (ns == 0) {
+      local_done.emplace_back(id, t);
+    } else {
+      engine.schedule(t + SimTime::ns(ns), kLocalOpEvent | id);
+    }
   }
 
   Status complete(uint64_t id, SimTime t) {
@@ -359,8 +366,9 @@ Simulator::Simulator(std::shared_ptr<const Topology> topo, SimulatorOptions opts
     Status cs = impl->complete(id, t);
     if (!cs.is_ok() && impl->status.is_ok()) impl->status = cs;
   });
-  impl_->engine.set_event_handler([impl](uint64_t handle, SimTime now) {
-    Status ss = impl->start_collective(handle, now);
+  impl_->engine.set_event_handler([impl](uint64_t payload, SimTime now) {
+    Status ss = (payload & Impl::kLocalOpEvent) != 0 ? impl->complete(payload & ~Impl::kLocalOpEvent, now)
+                                                     : impl->start_collective(payload, now);
     if (!ss.is_ok() && impl->status.is_ok()) impl->status = ss;
   });
 }

@@ -18,7 +18,6 @@ constexpr uint64_t kNoOwner = std::numeric_limits<uint64_t>::max();
 
 /// Everything that decides the timing of one member's transfers apart from the links it shares.
 struct MemberSig {
-  bool local = false;
   int64_t latency_ns = 0;
   double wire_factor = 1;
   double bound = 0;   // flow: min(protocol cap, private links); analytical: protocol cap
@@ -54,6 +53,10 @@ Status validate(const Schedule& s, const Topology& topo) {
     if (cs.ops[k].channel >= cs.orders.size()) {
       return invalid_argument("compact op " + std::to_string(k) + " uses channel " + std::to_string(cs.ops[k].channel) +
                               ", which has no rank order");
+    }
+    if (mod_n(cs.ops[k].dst_shift, static_cast<uint32_t>(n)) == 0) {
+      return invalid_argument("compact op " + std::to_string(k) + " sends every position to itself (dst_shift " +
+                              std::to_string(cs.ops[k].dst_shift) + " on " + std::to_string(n) + " ranks)");
     }
     if (cs.ops[k].dep_begin + static_cast<uint64_t>(cs.ops[k].dep_count) > cs.deps.size()) {
       return invalid_argument("compact op " + std::to_string(k) + ": dependencies out of range");
@@ -117,17 +120,12 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
   const size_t km = keys.size() * n;
   std::vector<const Route*> route(km, nullptr);
   std::vector<TransferCost> cost(km);
-  std::vector<uint8_t> local(km, 0);
   for (size_t key = 0; key < keys.size(); ++key) {
     const auto& order = cs.orders[keys[key].first];
     for (uint32_t p = 0; p < n; ++p) {
       const int32_t src = order[p];
       const int32_t dst = order[(p + keys[key].second) % n];
       const size_t i = key * n + p;
-      if (src == dst) {
-        local[i] = 1;
-        continue;
-      }
       const int sn = topo.gpu_node(s.spec.rank_to_gpu[static_cast<size_t>(src)]);
       const int dn = topo.gpu_node(s.spec.rank_to_gpu[static_cast<size_t>(dst)]);
       GENIE_ASSIGN_OR_RETURN(route[i], routes.get(sn, dn, keys[key].first));
@@ -145,7 +143,6 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
       for (uint32_t g : key_owners[key]) {
         for (uint32_t p = 0; p < n; ++p) {
           const Route* r = route[key * n + p];
-          if (r == nullptr) continue;
           const uint64_t id = static_cast<uint64_t>(g) * n + p;
           for (uint32_t ch : r->channels) {
             if (owner[ch] == kNoOwner) {
@@ -167,9 +164,7 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
   std::vector<uint32_t> hops;
   for (size_t i = 0; i < km; ++i) {
     MemberSig& m = sig[i];
-    m.local = local[i] != 0;
     hop_off[i] = static_cast<uint32_t>(hops.size());
-    if (m.local) continue;
     m.latency_ns = cost[i].latency_ns;
     m.wire_factor = cost[i].wire_factor;
     m.bound = cost[i].rate_bound;
@@ -267,8 +262,6 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
     for (uint32_t x = 0; x < period; ++x) {
       const size_t i = key * n + x;
       QuotientPlan::ClassTransfer& ct = plan.classes[key * period + x];
-      ct.local = sig[i].local;
-      if (ct.local) continue;
       ct.latency_ns = sig[i].latency_ns;
       ct.wire_factor = sig[i].wire_factor;
       ct.rate_bound = sig[i].bound;

@@ -29,7 +29,6 @@ namespace genie::netsim {
 struct QuotientPlan {
   /// One class's transfer as a network model sees it.
   struct ClassTransfer {
-    bool local = false;               ///< source and destination on one node: latency only
     int64_t latency_ns = 0;           ///< latency phase (protocol step latency or path latency)
     double wire_factor = 1;           ///< wire bytes per payload byte
     double rate_bound = 0;            ///< wire bytes/s cap (flow: also the private links), 0: none
@@ -46,8 +45,9 @@ struct QuotientPlan {
 };
 
 /// Analyses `s` (which must be compact) for the flow engine (`flow`) or the analytical one. Errors:
-/// InvalidArgument for a malformed compact schedule (orders that are not permutations, dependencies on later
-/// ops, a lane whose ops are not chained) or a rank placed off the topology; routing errors as is.
+/// InvalidArgument for a malformed compact schedule (orders that are not permutations, an op that sends
+/// positions to themselves, dependencies on later ops, a lane whose ops are not chained) or a rank placed off
+/// the topology; routing errors as is.
 Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool flow, bool protocol_overheads,
                                    RouteCache& routes);
 

@@ -23,4 +23,10 @@ struct TransferCost {
 TransferCost transfer_cost(const Topology& topo, const Tuning& t, const Route& route, bool protocol_overheads,
                            bool fused, bool via_nvls);
 
+/// HBM time of a local op on one GPU, in ns: a copy (Op::Kind::kCopy, or a transfer to itself) reads and
+/// writes `bytes`, a reduction (kReduce) reads two inputs and writes one, at the GPU's HBM bandwidth
+/// (Topology::hbm_bw_bytes_per_s) times the efficiency such kernels reach. 0 when the topology has no HBM
+/// data. Local ops have the GPU to themselves (no contention with transfers' memory traffic is modelled).
+int64_t local_op_ns(const Topology& topo, Op::Kind kind, uint64_t bytes);
+
 }  // namespace genie::netsim

@@ -117,6 +117,7 @@ struct ServerPreset {
   int64_t nic_latency_ns = 0;
   int64_t host_launch_per_gpu_ns = 0;
   int64_t host_launch_per_gpu_channel_ns = 0;
+  double hbm_bw = 0;  // per GPU, bytes/s
 };
 
 Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
@@ -182,6 +183,13 @@ Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
     p.nic_bw = bw * kGiga / 8;
     p.nic_latency_ns = static_cast<int64_t>(lat);
   }
+  if (const json* n = r.get("hbm")) {
+    ObjReader nr(*n, origin, "$.hbm");
+    GENIE_TRY(nr.check_object());
+    GENIE_ASSIGN_OR_RETURN(double bw, nr.number("bw_gbytes_per_s", std::nullopt, 0.001, 1e6));
+    GENIE_TRY(nr.finish());
+    p.hbm_bw = bw * kGiga;
+  }
   if (const json* n = r.get("host")) {
     ObjReader nr(*n, origin, "$.host");
     GENIE_TRY(nr.check_object());
@@ -223,6 +231,7 @@ Result<std::shared_ptr<const Topology>> build_from_preset(const ServerPreset& p,
   t->host_launch_per_gpu_ns = p.host_launch_per_gpu_ns;
   t->host_launch_per_gpu_channel_ns = p.host_launch_per_gpu_channel_ns;
   t->nvlink_bw_bytes_per_s = p.nvlinks_per_gpu * p.nvlink_bw;
+  t->hbm_bw_bytes_per_s = p.hbm_bw;
   const bool multi = opts.nodes > 1;
   const int nics = multi ? std::min(p.nic_per_node, std::max(1, gpn)) : 0;
   t->nic_per_server = nics;
@@ -426,6 +435,8 @@ Result<std::shared_ptr<const Topology>> parse_graph(const json& j, const std::st
   t->host_launch_per_gpu_ns = static_cast<int64_t>(hl);
   GENIE_ASSIGN_OR_RETURN(double hc, r.number("host_launch_per_gpu_channel_ns", 0.0, 0, 1e9));
   t->host_launch_per_gpu_channel_ns = static_cast<int64_t>(hc);
+  GENIE_ASSIGN_OR_RETURN(double hbm, r.number("hbm_bw_gbytes_per_s", 0.0, 0, 1e6));
+  t->hbm_bw_bytes_per_s = hbm * kGiga;
   const json* nodes = r.get("nodes");
   const json* links = r.get("links");
   GENIE_TRY(r.finish());

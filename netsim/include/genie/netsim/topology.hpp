@@ -110,6 +110,9 @@ class Topology {
   double nvlink_bw_bytes_per_s = 0;
   /// Per-GPU network bandwidth (one direction), or 0 for a single server.
   double net_bw_bytes_per_s = 0;
+  /// Per-GPU HBM bandwidth (datasheet peak, read + write), or 0 when unknown: local reductions and copies
+  /// of a schedule then cost nothing.
+  double hbm_bw_bytes_per_s = 0;
 
  private:
   /// Cached distance vector to `dst` (every node), or null when the cache budget is spent.
