@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <algorithm>
 
+#include "algorithms/nccl_tuning.hpp"
 #include "engine/quotient_plan.hpp"
 #include "engine/route_cache.hpp"
 #include "engine/sim_engine.hpp"
@@ -24,7 +25,9 @@ Result<EngineKind> parse_engine(const std::string& s) {
 const char* engine_name(EngineKind e) noexcept { return e == EngineKind::kAnalytical ? "analytical" : "flow"; }
 
 namespace {
-enum UnitState : uint8_t { kWaiting, kRunning, kDone };
+/// Per-unit state; kReady is a flag on kWaiting: every data dependency is done and only the issue
+/// predecessor runs, since timing start (so the unit's latency phase has been overlapping since then).
+enum UnitState : uint8_t { kWaiting = 0, kRunning = 1, kDone = 2, kStateMask = 3, kReady = 4 };
 
 uint32_t mod_p(int64_t v, uint32_t p) {
   const int64_t m = v % static_cast<int64_t>(p);
@@ -43,9 +46,10 @@ struct Simulator::Impl {
     std::vector<uint32_t> pending;  // unfinished dependencies per unit
     std::vector<uint32_t> dep_off;  // CSR of dependents per unit
     std::vector<uint32_t> dependents;
-    std::vector<uint8_t> state;       // symmetry only: UnitState per class
+    std::vector<uint8_t> state;       // UnitState per unit
     std::vector<uint32_t> footprint;  // flow engine: directed links used, sorted (lazily)
     bool have_footprint = false;
+    int nnodes = 1;  // servers the communicator spans (NCCL's nNodes)
     size_t remaining = 0;
     bool started = false;
     bool finished = false;
@@ -82,41 +86,57 @@ struct Simulator::Impl {
         return invalid_argument("NVLS transfer but the GPU of rank " + std::to_string(peer) + " has no NVSwitch");
       return sw;
     }
+    if (rank == kCollNetEndpoint) {
+      const int sw = topo->collnet_switch_of_gpu(s.spec.rank_to_gpu[static_cast<size_t>(peer)]);
+      if (sw < 0 || !topo->collnet) {
+        return invalid_argument("CollNet transfer but the GPU of rank " + std::to_string(peer) +
+                                " reaches no in-network reduction through its NIC");
+      }
+      return sw;
+    }
     return topo->gpu_node(s.spec.rank_to_gpu[static_cast<size_t>(rank)]);
   }
 
-  /// Route and costs of explicit op `op` (a transfer between distinct endpoints).
-  Status explicit_request(const Schedule& s, const Op& op, TransferRequest* req) {
+  /// Route and costs of explicit op `op` (a transfer between distinct endpoints) of a communicator on
+  /// `nnodes` servers.
+  Status explicit_request(const Schedule& s, int nnodes, const Op& op, TransferRequest* req,
+                          int64_t* min_latency_ns = nullptr) {
     GENIE_ASSIGN_OR_RETURN(int src_node, endpoint_node(s, op.src, op.dst));
     GENIE_ASSIGN_OR_RETURN(int dst_node, endpoint_node(s, op.dst, op.src));
     GENIE_ASSIGN_OR_RETURN(const Route* r, routes->get(src_node, dst_node, op.channel));
     const bool via_nvls = op.src == kNvlsEndpoint || op.dst == kNvlsEndpoint;
-    const TransferCost c = transfer_cost(*topo, s.tuning, *r, opts.protocol_overheads, op.fused, via_nvls);
+    const TransferCost c = transfer_cost(*topo, s.tuning, nnodes, *r, opts.protocol_overheads, op.fused, via_nvls);
     req->channels = r->channels;
     req->consumption = {};
     req->wire_bytes = static_cast<double>(op.bytes) * c.wire_factor;
     req->share_divisor = std::max(1, s.tuning.nchannels);
     req->latency = SimTime::ns(c.latency_ns);
     req->rate_bound_bytes_per_s = c.rate_bound;
+    if (min_latency_ns != nullptr) *min_latency_ns = c.min_latency_ns;
     return Status::ok();
   }
 
-  Status launch(size_t handle, uint32_t unit, SimTime now, SimTime extra_latency) {
+  /// Launches `unit` at `now`: its latency phase is the transfer's plus `extra_latency`, less `credit` (the
+  /// part already spent while it waited for its issue predecessor).
+  Status launch(size_t handle, uint32_t unit, SimTime now, SimTime extra_latency, SimTime credit) {
     Running& run = colls[handle];
     const uint64_t id = action_id(handle, unit);
+    run.state[unit] = kRunning;
+    auto latency = [&](int64_t ns, int64_t min_ns) {
+      return max(SimTime::ns(min_ns), SimTime::ns(ns) + extra_latency - credit);
+    };
     TransferRequest req;
     if (run.plan) {
       const QuotientPlan& plan = *run.plan;
       const uint32_t k = unit / plan.period, x = unit % plan.period;
       run.timing.classes[unit].start = now;
-      run.state[unit] = kRunning;
       const QuotientPlan::ClassTransfer& ct = plan.transfer(k, x);
       const Schedule& s = *run.s;
       req.channels = ct.channels;
       req.consumption = ct.consumption;
       req.wire_bytes = static_cast<double>(s.compact->ops[k].member_bytes(x, plan.n)) * ct.wire_factor;
       req.share_divisor = std::max(1, s.tuning.nchannels);
-      req.latency = SimTime::ns(ct.latency_ns) + extra_latency;
+      req.latency = latency(ct.latency_ns, ct.min_latency_ns);
       req.rate_bound_bytes_per_s = ct.rate_bound;
       model->start(id, req, now);
       return Status::ok();
@@ -128,10 +148,44 @@ struct Simulator::Impl {
       local_op(id, now + extra_latency, op.kind == Op::Kind::kTransfer ? Op::Kind::kCopy : op.kind, op.bytes);
       return Status::ok();
     }
-    GENIE_TRY(explicit_request(s, op, &req));
-    req.latency += extra_latency;
+    int64_t min_ns = 0;
+    GENIE_TRY(explicit_request(s, run.nnodes, op, &req, &min_ns));
+    req.latency = latency(req.latency.count_ns(), min_ns);
     model->start(id, req, now);
     return Status::ok();
+  }
+
+  /// The unit issued before `u` on the same connection (Op::issue_dep, or the class of the lane's previous
+  /// compact op), or Op::kNoIssueDep.
+  static uint32_t issue_of(const Running& run, uint32_t u) {
+    if (!run.plan) return run.dag->ops[u].issue_dep;
+    const uint32_t P = run.plan->period;
+    const uint32_t j = run.plan->issue_op[u / P];
+    return j == Op::kNoIssueDep ? j : j * P + u % P;
+  }
+
+  /// Start of unit `u` (ready time while it waits on its issue predecessor).
+  static SimTime& unit_start(Running& run, uint32_t u) {
+    return run.plan ? run.timing.classes[u].start : run.timing.ops[u].start;
+  }
+
+  /// `u` lost a dependency at `when`: launch it when none is left; when only an unfinished issue predecessor is
+  /// left, its data is ready and its latency phase starts overlapping that predecessor.
+  Status dependency_done(size_t handle, uint32_t u, SimTime when) {
+    Running& run = colls[handle];
+    if (--run.pending[u] == 0) {
+      const SimTime credit = (run.state[u] & kReady) != 0 ? when - unit_start(run, u) : SimTime::zero();
+      return launch(handle, u, when, SimTime::zero(), credit);
+    }
+    if (run.pending[u] == 1) mark_ready_if_only_issue_left(run, u, when);
+    return Status::ok();
+  }
+
+  static void mark_ready_if_only_issue_left(Running& run, uint32_t u, SimTime when) {
+    const uint32_t iss = issue_of(run, u);
+    if (iss == Op::kNoIssueDep || (run.state[iss] & kStateMask) == kDone || (run.state[u] & kReady) != 0) return;
+    run.state[u] |= kReady;
+    unit_start(run, u) = when;
   }
 
   /// A local reduction or copy starting at `t`: it ends after its HBM time (an engine event), or at once.
@@ -157,19 +211,16 @@ struct Simulator::Impl {
       Running& run = colls[handle];
       if (run.plan) {
         run.timing.classes[unit].end = when;
-        run.state[unit] = kDone;
       } else {
         run.timing.ops[unit].end = when;
       }
+      run.state[unit] = kDone;
       run.timing.end = max(run.timing.end, when);
       --run.remaining;
       if (run.remaining == 0) finish(handle);
       for (uint32_t k = run.dep_off[unit]; k < run.dep_off[unit + 1]; ++k) {
-        const uint32_t d = run.dependents[k];
-        if (--run.pending[d] == 0) {
-          Status ls = launch(handle, d, when, SimTime::zero());
-          if (!ls.is_ok() && st.is_ok()) st = ls;
-        }
+        Status ls = dependency_done(handle, run.dependents[k], when);
+        if (!ls.is_ok() && st.is_ok()) st = ls;
       }
     }
     draining = false;
@@ -200,6 +251,7 @@ struct Simulator::Impl {
       for (uint32_t d : s.deps_of(u)) fn(d);
     });
     run->timing.ops.assign(s.ops.size(), OpTiming{});
+    run->state.assign(s.ops.size(), kWaiting);
     run->remaining = s.ops.size();
   }
 
@@ -267,24 +319,25 @@ struct Simulator::Impl {
     std::vector<std::vector<uint32_t>> members(state.size());
     for (size_t i = 0; i < dag->ops.size(); ++i) {
       const size_t u = unit_of(i);
-      if (state[u] == kDone) {
+      run.state[i] = state[u];  // with the ready flag and its start time below
+      if ((state[u] & kStateMask) == kDone) {
         run.timing.ops[i] = classes[u];
         run.pending[i] = 0;
         continue;
       }
       ++run.remaining;
-      if (state[u] == kRunning) {
+      if ((state[u] & kStateMask) == kRunning) {
         run.timing.ops[i].start = classes[u].start;
         run.pending[i] = 0;
         members[u].push_back(static_cast<uint32_t>(i));
         continue;
       }
       uint32_t waiting = 0;
-      for (uint32_t d : dag->deps_of(i)) waiting += state[unit_of(d)] != kDone ? 1 : 0;
+      for (uint32_t d : dag->deps_of(i)) waiting += (state[unit_of(d)] & kStateMask) != kDone ? 1 : 0;
       run.pending[i] = waiting;
+      run.timing.ops[i].start = classes[u].start;
     }
     run.plan.reset();
-    run.state.clear();
     run.timing.period = 0;
     for (size_t u = 0; u < members.size(); ++u) {
       if (members[u].empty()) continue;
@@ -292,7 +345,7 @@ struct Simulator::Impl {
       reqs.assign(members[u].size(), TransferRequest{});
       for (size_t m = 0; m < members[u].size(); ++m) {
         ids.push_back(action_id(handle, members[u][m]));
-        GENIE_TRY(explicit_request(*dag, dag->ops[members[u][m]], &reqs[m]));
+        GENIE_TRY(explicit_request(*dag, run.nnodes, dag->ops[members[u][m]], &reqs[m]));
       }
       model->split(action_id(handle, static_cast<uint32_t>(u)), now, ids, reqs);
     }
@@ -336,8 +389,12 @@ struct Simulator::Impl {
     }
     for (uint32_t i = 0; i < run.pending.size(); ++i) {
       if (run.pending[i] == 0) {
-        Status ls = launch(handle, i, now, base);
+        Status ls = launch(handle, i, now, base, SimTime::zero());
         if (!ls.is_ok() && st.is_ok()) st = ls;
+      } else if (run.pending[i] == 1) {
+        // Only its issue predecessor to wait for: its data (the rank's own input) is ready once the
+        // collective's start-up latency is paid.
+        mark_ready_if_only_issue_left(run, i, now + base);
       }
     }
     // Zero-cost ops launched above complete now.
@@ -391,6 +448,7 @@ Result<int> Simulator::submit(std::shared_ptr<const Schedule> schedule, SimTime 
   }
   if (s.num_ops() >= (uint64_t{1} << 32) - 1) return invalid_argument("schedule too large");
   Impl::Running run;
+  run.nnodes = nccl::comm_shape(s.spec, *impl_->topo).nnodes;
   run.s = std::move(schedule);
   if (s.compact && !impl_->opts.record_link_usage) {
     GENIE_ASSIGN_OR_RETURN(QuotientPlan plan, plan_quotient(s, *impl_->topo, impl_->flow(),

@@ -146,27 +146,36 @@ TEST(QuotientPlan, SymmetricTimingEqualsExplicitAcrossServers) {
   }
 }
 
-TEST(QuotientPlan, SymmetricTimingEqualsExplicitForDirectAlgorithms) {
+TEST(QuotientPlan, SymmetricTimingEqualsExplicitForDirectAndPat) {
   // System: hgx-h100, direct all-to-all (every GPU's links carry n-1 flows), sendrecv and ASTRA-sim's direct
-  // all-reduce. Expectation: equal op times in both engines.
+  // all-reduce; PAT all-gather / reduce-scatter on 16 servers x 1 GPU (one lane per peer distance, several
+  // slices). Expectation: equal op times in both engines.
   auto t = load_topology("hgx-h100", {}).value();
-  auto direct = [&](Collective c, uint64_t count) {
+  TopologyOptions o16;
+  o16.nodes = 16;
+  o16.gpus_per_node = 1;
+  auto t16 = load_topology("hgx-h100", o16).value();
+  auto direct = [&](Collective c, uint64_t count, Algorithm a = Algorithm::kDirect, int n = 8) {
+    const Topology& tt = a == Algorithm::kPat ? *t16 : *t;
     CollectiveSpec spec;
     spec.collective = c;
     spec.count = count;
-    spec.nranks = 8;
+    spec.nranks = n;
     Tuning tune;
-    tune.algorithm = Algorithm::kDirect;
-    tune.nchannels = 4;
+    tune.algorithm = a;
+    tune.nchannels = a == Algorithm::kPat ? 2 : 4;
+    tune.chunk_bytes = a == Algorithm::kPat ? 65536 : 0;
     Built b;
-    b.compact = std::make_shared<const Schedule>(build_schedule(spec, *t, tune, ScheduleForm::kCompact).value());
-    b.expl = std::make_shared<const Schedule>(build_schedule(spec, *t, tune).value());
+    b.compact = std::make_shared<const Schedule>(build_schedule(spec, tt, tune, ScheduleForm::kCompact).value());
+    b.expl = std::make_shared<const Schedule>(build_schedule(spec, tt, tune).value());
     return b;
   };
   for (EngineKind e : {EngineKind::kAnalytical, EngineKind::kFlow}) {
     EXPECT_EQ(expect_equal_timing(t, direct(Collective::kAllToAll, 1 << 20), e), 1u);
     expect_equal_timing(t, direct(Collective::kSendRecv, 1 << 20), e);
     expect_equal_timing(t, direct(Collective::kAllReduce, 1 << 20), e);
+    expect_equal_timing(t16, direct(Collective::kAllGather, 1 << 18, Algorithm::kPat, 16), e);
+    expect_equal_timing(t16, direct(Collective::kReduceScatter, 1 << 18, Algorithm::kPat, 12), e);
   }
 }
 

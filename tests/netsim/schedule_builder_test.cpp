@@ -11,9 +11,7 @@
 namespace genie::netsim {
 namespace {
 
-std::shared_ptr<const Topology> h100() {
-  return load_topology("hgx-h100", {}).value();
-}
+std::shared_ptr<const Topology> h100() { return load_topology("hgx-h100", {}).value(); }
 
 Schedule build(Collective c, Algorithm a, uint64_t count, int n, int nch, const Topology& t, uint64_t chunk = 0) {
   CollectiveSpec spec;
@@ -251,6 +249,108 @@ TEST(TreeAlgorithm, MultiServerTreeIsChainsPlusServerTree) {
   }
   EXPECT_EQ(inter, 2ull * 3 * (4u << 16));
   EXPECT_EQ(total, 2ull * 31 * (4u << 16));
+}
+
+}  // namespace
+}  // namespace genie::netsim
+
+namespace genie::netsim {
+namespace {
+
+TEST(PatAlgorithm, LogStepsAndNMinusOneBlocksPerRank) {
+  // PAT all-gather / reduce-scatter of B bytes per rank on n ranks (n = 2, 5, 8, 12, 16; 1 GPU per node):
+  // ceil(log2 n) steps; at distance 2^d a rank sends ceil((n - 2^d) / 2^(d+1)) blocks (the binomial trees'
+  // nodes at that depth), to rank r - 2^d (all-gather) or r + 2^d (reduce-scatter, reducing), so
+  // (n-1) x B in all, as a ring. Compact and explicit forms agree.
+  TopologyOptions o;
+  o.nodes = 16;
+  o.gpus_per_node = 1;
+  auto t = load_topology("hgx-h100", o).value();
+  const uint64_t count = 3 * 1024;
+  for (Collective c : {Collective::kAllGather, Collective::kReduceScatter}) {
+    for (int n : {2, 5, 8, 12, 16}) {
+      SCOPED_TRACE(std::string(collective_name(c)) + " n=" + std::to_string(n));
+      CollectiveSpec spec;
+      spec.collective = c;
+      spec.count = count;
+      spec.nranks = n;
+      Tuning tune;
+      tune.algorithm = Algorithm::kPat;
+      tune.nchannels = 2;
+      Schedule s = build_schedule(spec, *t, tune).value();
+      int steps = 0;
+      while ((1 << steps) < n) ++steps;
+      EXPECT_EQ(s.num_steps(), static_cast<uint32_t>(steps));
+      for (int r = 0; r < n; ++r) EXPECT_EQ(s.bytes_sent_by(r), (n - 1) * count * 4) << "rank " << r;
+      std::vector<uint64_t> at_dist(static_cast<size_t>(steps), 0);
+      for (const Op& op : s.ops) {
+        if (op.src != 0) continue;
+        const int dist = c == Collective::kAllGather ? (n - op.dst) % n : op.dst;
+        int d = 0;
+        while ((1 << d) < dist) ++d;
+        ASSERT_EQ(1 << d, dist) << "peer " << op.dst << " is not at a power-of-two distance";
+        EXPECT_EQ(op.reduce, c == Collective::kReduceScatter);
+        at_dist[static_cast<size_t>(d)] += op.bytes;
+      }
+      for (int d = 0; d < steps; ++d) {
+        const uint64_t blocks = (static_cast<uint64_t>(n) - (1u << d) + (2u << d) - 1) / (2u << d);
+        EXPECT_EQ(at_dist[static_cast<size_t>(d)], blocks * count * 4) << "distance " << (1 << d);
+      }
+      Schedule cs = build_schedule(spec, *t, tune, ScheduleForm::kCompact).value();
+      ASSERT_TRUE(cs.is_compact());
+      EXPECT_EQ(expand_schedule(cs).ops.size(), s.ops.size());
+    }
+  }
+}
+
+TEST(CollNetAlgorithm, InNetworkReductionTraffic) {
+  // CollNet all-reduce of S on K = 4 servers x G = 8 GPUs (hgx-h100 fabric with SHARP), one channel:
+  // Chain: per server G-1 reducing NVLink hops up the chain and G-1 down, the head uploads S to the network
+  // and downloads S: 2 K S network bytes. Direct: every GPU uploads and downloads its 1/G portion (the same
+  // 2 K S in all) after exchanging (G-1)/G x S with the other heads over NVLink each way.
+  TopologyOptions o;
+  o.nodes = 4;
+  auto t = load_topology("hgx-h100", o).value();
+  ASSERT_TRUE(t->collnet);
+  const uint64_t count = 1 << 20, size = count * 4;
+  for (Algorithm a : {Algorithm::kCollNetChain, Algorithm::kCollNetDirect}) {
+    SCOPED_TRACE(algorithm_name(a));
+    CollectiveSpec spec;
+    spec.count = count;
+    spec.nranks = 32;
+    Tuning tune;
+    tune.algorithm = a;
+    tune.nchannels = 1;
+    tune.chunk_bytes = 1 << 18;
+    Schedule s = build_schedule(spec, *t, tune).value();
+    uint64_t up = 0, down = 0, intra = 0;
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      const Op& op = s.ops[i];
+      for (uint32_t d : s.deps_of(i)) ASSERT_LT(d, i);
+      if (op.dst == kCollNetEndpoint) up += op.bytes;
+      if (op.src == kCollNetEndpoint) {
+        down += op.bytes;
+        EXPECT_TRUE(op.fused);  // the result returns in the same in-network operation
+      }
+      if (op.src >= 0 && op.dst >= 0) {
+        EXPECT_EQ(op.src / 8, op.dst / 8) << "GPU traffic stays inside a server";
+        intra += op.bytes;
+      }
+    }
+    EXPECT_EQ(up, 4 * size);
+    EXPECT_EQ(down, 4 * size);
+    EXPECT_EQ(intra, a == Algorithm::kCollNetChain ? 4 * 2 * 7 * size : 4 * 8 * 2 * (size - size / 8));
+  }
+  // Without in-network reduction, or on one server, CollNet does not apply.
+  CollectiveSpec spec;
+  spec.count = count;
+  spec.nranks = 8;
+  Tuning tune;
+  tune.algorithm = Algorithm::kCollNetDirect;
+  EXPECT_EQ(build_schedule(spec, *t, tune).status().message(), "CollNetDirect needs ranks on at least 2 servers");
+  auto ring = load_topology("ring:16", {}).value();
+  spec.nranks = 16;
+  EXPECT_EQ(build_schedule(spec, *ring, tune).status().code(), Errc::kUnsupported);
 }
 
 }  // namespace

@@ -136,6 +136,37 @@ TEST(Simulator, ReleasedHandlesAreReusedAndMemoryStaysFlat) {
   EXPECT_EQ(max_handle, 0);
 }
 
+TEST(Simulator, StepLatencyOverlapsTheSendersPreviousStep) {
+  // System: 4 GPUs in a ring (explicit graph), links of 0.5 us except GPU3 -> GPU0 (10 us), ring
+  // all-reduce of 0 bytes without protocol costs: 6 steps, op (p, s) waits for the data of (p-1, s-1) and,
+  // in issue order, for the same position's step s-1 (Op::issue_dep) -- whose end bounds its data phase
+  // but not its latency, which overlaps (NCCL's NCCL_STEPS slots let a sender run ahead).
+  // Expectation: end(p, s) = max(end(p-1, s-1) + lat(p), end(p, s-1)); the slowest block crosses the slow
+  // link twice: 2 x 10 + 4 x 0.5 = 22 us (strict FIFO order would make it about 6 x 10 us).
+  const char* graph =
+      R"({"nodes": [{"name": "g0", "kind": "gpu", "server": 0}, {"name": "g1", "kind": "gpu", "server": 0},
+      {"name": "g2", "kind": "gpu", "server": 0}, {"name": "g3", "kind": "gpu", "server": 0}],
+    "links": [{"a": "g0", "b": "g1", "bw_gbytes_per_s": 50, "latency_ns": 500},
+      {"a": "g1", "b": "g2", "bw_gbytes_per_s": 50, "latency_ns": 500},
+      {"a": "g2", "b": "g3", "bw_gbytes_per_s": 50, "latency_ns": 500},
+      {"a": "g3", "b": "g0", "bw_gbytes_per_s": 50, "latency_ns": 10000}], "gpus_forward": true})";
+  auto topo = parse_topology_json(graph, "slow-link.json", {}).value();
+  CollectiveSpec spec;
+  spec.count = 0;
+  spec.nranks = 4;
+  Tuning tune;
+  tune.nchannels = 1;
+  for (ScheduleForm f : {ScheduleForm::kExplicit, ScheduleForm::kCompact}) {
+    for (EngineKind e : {EngineKind::kAnalytical, EngineKind::kFlow}) {
+      SimulatorOptions o;
+      o.engine = e;
+      o.protocol_overheads = false;
+      const Schedule s = build_schedule(spec, *topo, tune, f).value();
+      EXPECT_EQ(simulate_schedule(topo, s, o).value().duration(), SimTime::ns(2 * 10000 + 4 * 500)) << engine_name(e);
+    }
+  }
+}
+
 TEST(Simulator, LocalCopiesAndReductionsCostHbmTime) {
   // System: hgx-h100 (HBM 3.35 TB/s per GPU; large copies reach 4254.1/4800 of peak, elementwise reductions
   // 4346.7/4800, measured on an H200: ../shared/calibration/h200/membound.csv). Rank 0 copies 1 GiB, then

@@ -2,6 +2,7 @@
 // Compact (circulant) Schedules: expansion into the explicit DAG, and the queries Schedule answers on both.
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "algorithms/dag_builder.hpp"
 
@@ -14,9 +15,14 @@ void append_expansion(const CompactSchedule& cs, Schedule* s) {
   size_t ndeps = 0;
   for (const CompactOp& op : cs.ops) ndeps += op.dep_count;
   s->deps.reserve(s->deps.size() + ndeps * n);
+  std::unordered_map<uint32_t, uint32_t> lane_last;  // lane -> its latest compact op
   for (size_t k = 0; k < cs.ops.size(); ++k) {
     const CompactOp& c = cs.ops[k];
     const std::vector<int32_t>& order = cs.orders[c.channel];
+    // The lane's previous op (shift 0) is this op's issue predecessor (CompactOp::lane).
+    const auto last = lane_last.find(c.lane);
+    const uint32_t issue_op = last == lane_last.end() ? Op::kNoIssueDep : last->second;
+    lane_last[c.lane] = static_cast<uint32_t>(k);
     const uint32_t dshift = static_cast<uint32_t>(((c.dst_shift % static_cast<int64_t>(n)) + n) % n);
     for (uint32_t p = 0; p < n; ++p) {
       Op op;
@@ -31,7 +37,9 @@ void append_expansion(const CompactSchedule& cs, Schedule* s) {
       op.dep_begin = static_cast<uint32_t>(s->deps.size());
       for (const CompactDep& d : cs.deps_of(k)) {
         const uint32_t q = static_cast<uint32_t>((static_cast<int64_t>(p) + d.shift % static_cast<int64_t>(n) + n) % n);
-        s->deps.push_back(static_cast<uint32_t>(base + static_cast<size_t>(d.op) * n + q));
+        const auto dep = static_cast<uint32_t>(base + static_cast<size_t>(d.op) * n + q);
+        if (d.op == issue_op && q == p) op.issue_dep = dep;
+        s->deps.push_back(dep);
       }
       op.dep_count = static_cast<uint32_t>(s->deps.size()) - op.dep_begin;
       s->ops.push_back(op);

@@ -135,7 +135,7 @@ Status build_halving_doubling(const CollectiveSpec& spec, const Tuning& t, Sched
     for (int r = 0; r < n; ++r) {
       const int p = r ^ d;
       cur[static_cast<size_t>(r)] =
-          b.transfer(r, p, bytes, 0, st, 0, true, {last[static_cast<size_t>(r)], last[static_cast<size_t>(p)]});
+          b.transfer(r, p, bytes, 0, st, 0, true, {last[static_cast<size_t>(p)]}, last[static_cast<size_t>(r)]);
     }
     last = cur;
     ++st;
@@ -145,7 +145,7 @@ Status build_halving_doubling(const CollectiveSpec& spec, const Tuning& t, Sched
     for (int r = 0; r < n; ++r) {
       const int p = r ^ d;
       cur[static_cast<size_t>(r)] =
-          b.transfer(r, p, bytes, 0, st, 0, false, {last[static_cast<size_t>(r)], last[static_cast<size_t>(p)]});
+          b.transfer(r, p, bytes, 0, st, 0, false, {last[static_cast<size_t>(p)]}, last[static_cast<size_t>(r)]);
     }
     last = cur;
     bytes *= 2;

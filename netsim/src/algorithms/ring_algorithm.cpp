@@ -138,8 +138,8 @@ Status build_ring(const CollectiveSpec& spec, const Topology& topo, const Tuning
           for (int h = 0; h < n - 1; ++h) {
             const int pos = (first + h) % n;
             prev = b.transfer(order[static_cast<size_t>(pos)], order[static_cast<size_t>((pos + 1) % n)], bytes, c,
-                              static_cast<uint32_t>(h), static_cast<uint32_t>(l), !bc,
-                              {prev, prev_slice[static_cast<size_t>(h)]});
+                              static_cast<uint32_t>(h), static_cast<uint32_t>(l), !bc, {prev},
+                              prev_slice[static_cast<size_t>(h)]);
             prev_slice[static_cast<size_t>(h)] = prev;
           }
         }

@@ -236,11 +236,20 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
       break;
     case Algorithm::kNvls:
       if (!topo.nvls) return unsupported("NVLS needs NVSwitch multicast; topology " + topo.name + " has none");
+      if (nccl::comm_shape(s.spec, topo).nnodes > 1) {
+        // NCCL's NVLS across servers is CollNet+NVLS: NVLS inside servers, SHARP between them.
+        if (!topo.collnet) {
+          return unsupported("NVLS across servers needs in-network reduction (CollNet); topology " + topo.name +
+                             " declares none");
+        }
+        GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s, true));
+        break;
+      }
       GENIE_TRY(build_nvls(s.spec, tuning, &s));
       break;
     case Algorithm::kNvlsTree:
       if (!topo.nvls) return unsupported("NVLSTree needs NVSwitch multicast; topology " + topo.name + " has none");
-      GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s));
+      GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s, false));
       break;
     case Algorithm::kDirect:
       if (want_compact) {
@@ -252,9 +261,19 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
     case Algorithm::kHalvingDoubling:
       GENIE_TRY(build_halving_doubling(s.spec, tuning, &s));
       break;
-    default:
-      // TODO(#3): PAT and CollNet schedules.
-      return unsupported(std::string("algorithm ") + algorithm_name(tuning.algorithm) + " is not implemented yet");
+    case Algorithm::kPat: {
+      GENIE_ASSIGN_OR_RETURN(bool built, build_pat_compact(s.spec, tuning, &cs));
+      if (built && want_compact) {
+        s.compact = std::make_shared<const CompactSchedule>(std::move(cs));
+      } else if (built) {
+        append_expansion(cs, &s);
+      }
+      break;
+    }
+    case Algorithm::kCollNetDirect:
+    case Algorithm::kCollNetChain:
+      GENIE_TRY(build_collnet(s.spec, topo, tuning, &s));
+      break;
   }
   // Once per collective: NCCL's base latency of the algorithm/protocol (kernel start, work fetch). NCCL
   // prices NVLS as one whole-collective latency (tuning.cc: latency = intraLat = 25 us on NVLink); our NVLS
@@ -266,6 +285,11 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
     // own latency (NET Tree Simple on the tree hops, NVLink Tree Simple on the NVLS stages), so keep only
     // the NVLS remainder as with NVLS.
     base_us = std::max(0.0, nccl::hw_latency_us(0, Algorithm::kNvlsTree, Protocol::kSimple) -
+                                4 * nccl::hw_latency_us(0, Algorithm::kTree, Protocol::kSimple));
+  } else if (tuning.algorithm == Algorithm::kNvls && nccl::comm_shape(s.spec, topo).nnodes > 1) {
+    // Across servers: NCCL's latency is intraLat (NVLS 25 us) + interLat; the DAG charges the four NVLS stages
+    // (NVLink Tree Simple each) and the SHARP upload (NET step latency), so keep the NVLS remainder.
+    base_us = std::max(0.0, nccl::hw_latency_us(0, Algorithm::kNvls, Protocol::kSimple) -
                                 4 * nccl::hw_latency_us(0, Algorithm::kTree, Protocol::kSimple));
   } else if (tuning.algorithm == Algorithm::kNvls) {
     // All-reduce: upload, reduced download, multicast download (the multicast upload is fused with the

@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "algorithms/nccl_tuning.hpp"
 #include "engine/transfer_cost.hpp"
 
 namespace genie::netsim {
@@ -19,6 +20,7 @@ constexpr uint64_t kNoOwner = std::numeric_limits<uint64_t>::max();
 /// Everything that decides the timing of one member's transfers apart from the links it shares.
 struct MemberSig {
   int64_t latency_ns = 0;
+  int64_t min_latency_ns = 0;
   double wire_factor = 1;
   double bound = 0;   // flow: min(protocol cap, private links); analytical: protocol cap
   double min_bw = 0;  // analytical: route bottleneck
@@ -81,11 +83,13 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
   const auto n = static_cast<uint32_t>(cs.nranks);
   QuotientPlan plan;
   plan.n = n;
+  const int nnodes = nccl::comm_shape(s.spec, topo).nnodes;
 
   // Route keys: members of ops with the same channel and destination shift take the same routes.
   std::map<std::pair<uint16_t, uint32_t>, uint32_t> key_index;
   std::vector<std::pair<uint16_t, uint32_t>> keys;
   plan.key_of_op.resize(cs.ops.size());
+  plan.issue_op.assign(cs.ops.size(), Op::kNoIssueDep);
   // Owners: a lane's ops must be chained (each waits for the same member of the lane's previous op).
   std::unordered_map<uint32_t, uint32_t> lane_last, lane_id;
   std::vector<std::vector<uint32_t>> key_owners;
@@ -109,6 +113,7 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
                                 " does not wait for the lane's previous op " + std::to_string(last->second));
       }
     }
+    if (last != lane_last.end()) plan.issue_op[k] = last->second;
     lane_last[op.lane] = k;
     const uint32_t owner = lane_id.emplace(op.lane, static_cast<uint32_t>(lane_id.size())).first->second;
     auto& ow = key_owners[it->second];
@@ -129,7 +134,7 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
       const int sn = topo.gpu_node(s.spec.rank_to_gpu[static_cast<size_t>(src)]);
       const int dn = topo.gpu_node(s.spec.rank_to_gpu[static_cast<size_t>(dst)]);
       GENIE_ASSIGN_OR_RETURN(route[i], routes.get(sn, dn, keys[key].first));
-      cost[i] = transfer_cost(topo, s.tuning, *route[i], protocol_overheads, false, false);
+      cost[i] = transfer_cost(topo, s.tuning, nnodes, *route[i], protocol_overheads, false, false);
     }
   }
 
@@ -166,6 +171,7 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
     MemberSig& m = sig[i];
     hop_off[i] = static_cast<uint32_t>(hops.size());
     m.latency_ns = cost[i].latency_ns;
+    m.min_latency_ns = cost[i].min_latency_ns;
     m.wire_factor = cost[i].wire_factor;
     m.bound = cost[i].rate_bound;
     m.min_bw = std::numeric_limits<double>::infinity();
@@ -263,6 +269,7 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
       const size_t i = key * n + x;
       QuotientPlan::ClassTransfer& ct = plan.classes[key * period + x];
       ct.latency_ns = sig[i].latency_ns;
+      ct.min_latency_ns = sig[i].min_latency_ns;
       ct.wire_factor = sig[i].wire_factor;
       ct.rate_bound = sig[i].bound;
       if (!flow) {

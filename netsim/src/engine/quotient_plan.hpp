@@ -30,6 +30,7 @@ struct QuotientPlan {
   /// One class's transfer as a network model sees it.
   struct ClassTransfer {
     int64_t latency_ns = 0;           ///< latency phase (protocol step latency or path latency)
+    int64_t min_latency_ns = 0;       ///< least latency when it overlaps its issue predecessor (TransferCost)
     double wire_factor = 1;           ///< wire bytes per payload byte
     double rate_bound = 0;            ///< wire bytes/s cap (flow: also the private links), 0: none
     std::vector<uint32_t> channels;   ///< flow: canonical shared links; analytical: the member's route
@@ -39,6 +40,7 @@ struct QuotientPlan {
   uint32_t period = 0;  ///< P, a divisor of n: member p is timed as member p mod P
   uint32_t num_keys = 0;
   std::vector<uint32_t> key_of_op;     ///< compact op -> route key (channel, destination shift)
+  std::vector<uint32_t> issue_op;      ///< compact op -> its lane's previous op, or Op::kNoIssueDep
   std::vector<ClassTransfer> classes;  ///< [key * period + x]
   std::vector<uint32_t> footprint;     ///< flow: every directed link some member crosses, sorted
   const ClassTransfer& transfer(uint32_t op, uint32_t x) const { return classes[key_of_op[op] * period + x]; }

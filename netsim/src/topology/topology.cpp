@@ -166,6 +166,28 @@ int Topology::nic_of_gpu(int gpu) const {
   return static_cast<size_t>(gpu) < gpu_nic_.size() ? gpu_nic_[static_cast<size_t>(gpu)] : -1;
 }
 
+namespace {
+Route concat(Route r, const Route& seg) {
+  if (r.channels.empty()) r.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
+  r.channels.insert(r.channels.end(), seg.channels.begin(), seg.channels.end());
+  r.latency_ns += seg.latency_ns;
+  if (!seg.channels.empty()) r.bottleneck_bytes_per_s = std::min(r.bottleneck_bytes_per_s, seg.bottleneck_bytes_per_s);
+  r.crosses_net |= seg.crosses_net;
+  r.via_nvswitch |= seg.via_nvswitch;
+  return r;
+}
+}  // namespace
+
+int Topology::collnet_switch_of_gpu(int gpu) const {
+  const int nic = nic_of_gpu(gpu);
+  if (nic < 0) return -1;
+  for (uint32_t ch : adj_[static_cast<size_t>(nic)]) {
+    const NodeKind k = nodes_[static_cast<size_t>(channel_dst(ch))].kind;
+    if (k == NodeKind::kLeafSwitch || k == NodeKind::kSwitch || k == NodeKind::kSpineSwitch) return channel_dst(ch);
+  }
+  return -1;
+}
+
 Result<Route> Topology::route(int src, int dst, uint64_t flow_key) const {
   const int n = static_cast<int>(nodes_.size());
   if (src < 0 || src >= n || dst < 0 || dst >= n) return invalid_argument("route: node index out of range");
@@ -186,6 +208,18 @@ Result<Route> Topology::route(int src, int dst, uint64_t flow_key) const {
       r.via_nvswitch |= seg.via_nvswitch;
     }
     return r;
+  }
+  // GPU <-> fabric switch (CollNet's in-network reduction): through the GPU's own NIC.
+  auto fabric = [&](const Node& x) { return x.server < 0 && x.kind != NodeKind::kGpu; };
+  if (a.kind == NodeKind::kGpu && fabric(b) && nic_of_gpu(a.gpu) >= 0) {
+    GENIE_ASSIGN_OR_RETURN(Route r, shortest_route(src, nic_of_gpu(a.gpu), flow_key));
+    GENIE_ASSIGN_OR_RETURN(Route seg, shortest_route(nic_of_gpu(a.gpu), dst, flow_key));
+    return concat(std::move(r), seg);
+  }
+  if (fabric(a) && b.kind == NodeKind::kGpu && nic_of_gpu(b.gpu) >= 0) {
+    GENIE_ASSIGN_OR_RETURN(Route r, shortest_route(src, nic_of_gpu(b.gpu), flow_key));
+    GENIE_ASSIGN_OR_RETURN(Route seg, shortest_route(nic_of_gpu(b.gpu), dst, flow_key));
+    return concat(std::move(r), seg);
   }
   return shortest_route(src, dst, flow_key);
 }

@@ -118,6 +118,8 @@ struct ServerPreset {
   int64_t host_launch_per_gpu_ns = 0;
   int64_t host_launch_per_gpu_channel_ns = 0;
   double hbm_bw = 0;  // per GPU, bytes/s
+  std::string cpu_vendor;
+  bool collnet = false;  // the multi-node fabric reduces in the network (SHARP)
 };
 
 Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
@@ -183,6 +185,12 @@ Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
     p.nic_bw = bw * kGiga / 8;
     p.nic_latency_ns = static_cast<int64_t>(lat);
   }
+  if (const json* n = r.get("collnet")) {
+    ObjReader nr(*n, origin, "$.collnet");
+    GENIE_TRY(nr.check_object());
+    GENIE_ASSIGN_OR_RETURN(p.collnet, nr.boolean("in_network_reduction", false));
+    GENIE_TRY(nr.finish());
+  }
   if (const json* n = r.get("hbm")) {
     ObjReader nr(*n, origin, "$.hbm");
     GENIE_TRY(nr.check_object());
@@ -195,6 +203,10 @@ Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
     GENIE_TRY(nr.check_object());
     GENIE_ASSIGN_OR_RETURN(double per_gpu, nr.number("launch_per_gpu_ns", 0.0, 0, 1e9));
     GENIE_ASSIGN_OR_RETURN(double per_ch, nr.number("launch_per_gpu_channel_ns", 0.0, 0, 1e9));
+    GENIE_ASSIGN_OR_RETURN(p.cpu_vendor, nr.string("cpu_vendor", std::string()));
+    if (!p.cpu_vendor.empty() && p.cpu_vendor != "intel" && p.cpu_vendor != "amd" && p.cpu_vendor != "arm") {
+      return bad(origin, "$.host.cpu_vendor", "unknown CPU vendor '" + p.cpu_vendor + "' (expected intel, amd or arm)");
+    }
     GENIE_TRY(nr.finish());
     p.host_launch_per_gpu_ns = static_cast<int64_t>(per_gpu);
     p.host_launch_per_gpu_channel_ns = static_cast<int64_t>(per_ch);
@@ -232,9 +244,11 @@ Result<std::shared_ptr<const Topology>> build_from_preset(const ServerPreset& p,
   t->host_launch_per_gpu_channel_ns = p.host_launch_per_gpu_channel_ns;
   t->nvlink_bw_bytes_per_s = p.nvlinks_per_gpu * p.nvlink_bw;
   t->hbm_bw_bytes_per_s = p.hbm_bw;
+  t->cpu_vendor = p.cpu_vendor;
   const bool multi = opts.nodes > 1;
   const int nics = multi ? std::min(p.nic_per_node, std::max(1, gpn)) : 0;
   t->nic_per_server = nics;
+  t->collnet = multi && p.collnet;
   t->net_bw_bytes_per_s = multi ? p.nic_bw * nics / gpn : 0;
   std::vector<std::vector<int>> nic_nodes(static_cast<size_t>(opts.nodes));
   // GPUs first so that GPU index == rank placement order (server-major).
@@ -430,6 +444,10 @@ Result<std::shared_ptr<const Topology>> parse_graph(const json& j, const std::st
   GENIE_ASSIGN_OR_RETURN(t->nvls, r.boolean("nvls", false));
   GENIE_ASSIGN_OR_RETURN(t->nvls_efficiency, r.number("nvls_efficiency", 0.85, 0, 1));
   GENIE_ASSIGN_OR_RETURN(t->collnet, r.boolean("collnet", false));
+  GENIE_ASSIGN_OR_RETURN(t->cpu_vendor, r.string("cpu_vendor", std::string()));
+  if (!t->cpu_vendor.empty() && t->cpu_vendor != "intel" && t->cpu_vendor != "amd" && t->cpu_vendor != "arm") {
+    return bad(origin, "$.cpu_vendor", "unknown CPU vendor '" + t->cpu_vendor + "' (expected intel, amd or arm)");
+  }
   GENIE_ASSIGN_OR_RETURN(t->gpus_forward, r.boolean("gpus_forward", false));
   GENIE_ASSIGN_OR_RETURN(double hl, r.number("host_launch_per_gpu_ns", 0.0, 0, 1e9));
   t->host_launch_per_gpu_ns = static_cast<int64_t>(hl);

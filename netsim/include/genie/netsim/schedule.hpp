@@ -68,6 +68,10 @@ bool collective_reduces(Collective c) noexcept;
 
 /// Endpoint id meaning "the NVSwitch multicast object of the sender's/receiver's server" (NVLS).
 inline constexpr int32_t kNvlsEndpoint = -1;
+/// Endpoint id meaning "the fabric's in-network reduction (SHARP), entered at the first switch behind the
+/// peer rank's NIC" (CollNet): a transfer to it uploads a contribution, one from it returns the reduced
+/// result once every contribution of that data has arrived.
+inline constexpr int32_t kCollNetEndpoint = -2;
 
 /// What a collective call asks for, as the NCCL API sees it.
 struct CollectiveSpec {
@@ -92,8 +96,8 @@ struct Tuning {
 };
 
 /// One node of the DAG. A transfer moves `bytes` from rank `src` to rank `dst` (either may be
-/// kNvlsEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives (NCCL's
-/// recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
+/// kNvlsEndpoint or kCollNetEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives
+/// (NCCL's recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
 struct Op {
   enum class Kind : uint8_t { kTransfer, kReduce, kCopy };
   Kind kind = Kind::kTransfer;
@@ -109,6 +113,12 @@ struct Op {
   uint64_t bytes = 0;
   uint32_t dep_begin = 0;  ///< dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
   uint32_t dep_count = 0;
+  /// One of the dependencies may be the op issued before this one on the same connection (its sender's
+  /// FIFO; kNoIssueDep: none). It orders the transfers but carries none of this op's data: this op's bytes
+  /// wait for it to finish, while its per-step synchronisation latency overlaps it, as NCCL's NCCL_STEPS
+  /// buffer slots let a sender run ahead of its receiver (src/device/prims_simple.h waitPeer).
+  static constexpr uint32_t kNoIssueDep = 0xffffffffu;
+  uint32_t issue_dep = kNoIssueDep;
 };
 
 /// A dependency of a CompactOp: member p waits for member (p + shift) mod n of compact op `op`.
@@ -125,7 +135,8 @@ struct CompactOp {
   bool reduce = false;  ///< as Op::reduce
   uint16_t channel = 0;
   /// Issue chain of every member: ops of one lane are issued in order by each position (each depends on
-  /// the same member of the lane's previous op), so a member never has two transfers of a lane in flight.
+  /// the same member of the lane's previous op, its Op::issue_dep in the explicit form), so a member never
+  /// has two transfers of a lane in flight.
   uint32_t lane = 0;
   int32_t dst_shift = 1;
   uint32_t step = 0;   ///< as Op::step
@@ -188,15 +199,18 @@ struct Schedule {
 Schedule expand_schedule(const Schedule& s);
 
 /// NCCL environment knobs that steer selection, read from the config registry (NCCL_ALGO, NCCL_PROTO,
-/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE). Empty/-1 means unset.
+/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
+/// NCCL_PAT_ENABLE). Empty/-1 means unset.
 struct NcclEnv {
   std::string algo;
   std::string proto;
   int min_channels = -1;
   int max_channels = -1;
   int64_t buffsize = -1;
-  int nvls_enable = -1;  ///< -1/2: auto, 0: off, 1: on
-  /// Reads the six NCCL_* parameters from a config snapshot.
+  int nvls_enable = -1;     ///< -1/2: auto, 0: off, 1: on
+  int collnet_enable = -1;  ///< -1/0: off (NCCL's default), 1: CollNet where the topology has in-network reduction
+  int pat_enable = -1;      ///< -1/2: auto (one GPU per node), 0: off, 1: on
+  /// Reads the NCCL_* parameters from a config snapshot.
   static NcclEnv from_config(const config::Config& cfg);
 };
 

@@ -86,6 +86,9 @@ class Topology {
   /// peer's NIC -> peer GPU.
   void set_gpu_nic(int gpu, int nic_node);
   int nic_of_gpu(int gpu) const;
+  /// Fabric switch (leaf or generic switch) directly behind GPU `gpu`'s NIC, where CollNet's in-network
+  /// reduction starts; -1 when the GPU has no NIC or the NIC no switch.
+  int collnet_switch_of_gpu(int gpu) const;
 
   // Facts used by the algorithm library and tuning model.
   std::string name;
@@ -94,7 +97,12 @@ class Topology {
   int gpus_per_server = 1;
   bool nvls = false;           ///< NVSwitch multicast/reduction (NVLS) available
   double nvls_efficiency = 0;  ///< NVLS data efficiency relative to NVLink bandwidth
-  bool collnet = false;        ///< in-network reduction (SHARP) declared by the fabric
+  /// In-network reduction (NVIDIA SHARP on the fabric switches): NCCL's CollNet algorithms can offload the
+  /// inter-server reduction to the first fabric switch of each GPU's NIC (collnet_switch_of_gpu).
+  bool collnet = false;
+  /// Host CPU vendor ("intel", "amd", or empty: unknown), which NCCL's model uses for network overheads and
+  /// multi-node LL bandwidth.
+  std::string cpu_vendor;
   /// GPUs relay traffic for others (direct networks: ring, torus, ASTRA-sim Ring/FullyConnected
   /// dimensions). Off for switched servers, where routes never transit a GPU.
   bool gpus_forward = false;
