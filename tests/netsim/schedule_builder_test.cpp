@@ -6,6 +6,7 @@
 #include <set>
 
 #include "genie/netsim/schedule.hpp"
+#include "genie/netsim/simulator.hpp"
 #include "genie/netsim/topology.hpp"
 
 namespace genie::netsim {
@@ -135,31 +136,83 @@ TEST(HalvingDoubling, StepsAndBytes) {
 }
 
 TEST(ScheduleBuilder, RejectsBadInput) {
+  // Unknown names, ranks not placed on the topology, counts or rank counts that do not suit the collective:
+  // each an InvalidArgument (or Unsupported) whose message names the value and says why (exact text).
   auto t = h100();
+  auto msg = [&](const CollectiveSpec& spec, const Tuning& tune) { return build_schedule(spec, *t, tune).status(); };
   CollectiveSpec spec;
   spec.count = 16;
   spec.nranks = 9;  // more ranks than GPUs
   Tuning tune;
-  auto r = build_schedule(spec, *t, tune);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("rank 8 is placed on GPU 8"), std::string::npos) << r.status().message();
+  EXPECT_EQ(msg(spec, tune).message(), "rank 8 is placed on GPU 8, but topology hgx-h100 has 8 GPUs");
   spec.nranks = 2;
   spec.rank_to_gpu = {3, 3};
-  EXPECT_NE(build_schedule(spec, *t, tune).status().message().find("already uses"), std::string::npos);
+  EXPECT_EQ(msg(spec, tune).message(), "rank 1 is placed on GPU 3, which another rank already uses");
+  spec.rank_to_gpu = {1, 2, 3};
+  EXPECT_EQ(msg(spec, tune).message(), "rank placement lists 3 GPUs for 2 ranks");
+  spec.rank_to_gpu = {-1, 2};
+  EXPECT_EQ(msg(spec, tune).message(), "rank 0 is placed on GPU -1, but topology hgx-h100 has 8 GPUs");
   spec.rank_to_gpu = {};
+  spec.nranks = 0;
+  EXPECT_EQ(msg(spec, tune).message(), "nranks must be >= 1 (got 0)");
+  spec.nranks = 2;
   spec.collective = Collective::kBroadcast;
   spec.root = 5;
-  EXPECT_NE(build_schedule(spec, *t, tune).status().message().find("root 5"), std::string::npos);
+  EXPECT_EQ(msg(spec, tune).message(), "root 5 is not a rank of a 2-rank communicator");
   spec.collective = Collective::kAllReduce;
   spec.nranks = 6;
   tune.algorithm = Algorithm::kHalvingDoubling;
-  EXPECT_NE(build_schedule(spec, *t, tune).status().message().find("power-of-two"), std::string::npos);
+  EXPECT_EQ(msg(spec, tune).message(), "HalvingDoubling needs a power-of-two rank count (got 6)");
+  tune.algorithm = Algorithm::kRing;
+  spec.count = ~uint64_t{0} / 4;
+  spec.datatype = DataType::kFloat64;
+  EXPECT_EQ(msg(spec, tune).message(), "count 4611686018427387903 of double (8 bytes) overflows a 64-bit byte count");
+  spec.collective = Collective::kAllGather;
+  spec.count = ~uint64_t{0} / 16;
+  spec.datatype = DataType::kFloat32;
+  EXPECT_EQ(msg(spec, tune).message(),
+            "count 1152921504606846975 of float (4 bytes x 6 ranks) overflows a 64-bit byte count");
+  spec.collective = Collective::kAllReduce;
+  spec.count = 16;
+  tune.nchannels = 65;
+  EXPECT_EQ(msg(spec, tune).message(), "channel count 65 outside [1, 64]");
+  tune.nchannels = 1;
   tune.algorithm = Algorithm::kPat;
-  EXPECT_EQ(build_schedule(spec, *t, tune).status().code(), Errc::kUnsupported);
+  EXPECT_EQ(msg(spec, tune).code(), Errc::kUnsupported);
+  EXPECT_EQ(msg(spec, tune).message(), "PAT implements all_gather and reduce_scatter, not all_reduce");
   tune.algorithm = Algorithm::kNvls;
-  EXPECT_EQ(build_schedule(spec, *load_topology("dgx-a100", {}).value(), tune).status().code(), Errc::kUnsupported);
-  EXPECT_FALSE(parse_collective("all_reduc").is_ok());
-  EXPECT_NE(parse_collective("allreduce2").status().message().find("valid: all_reduce"), std::string::npos);
+  EXPECT_EQ(build_schedule(spec, *load_topology("dgx-a100", {}).value(), tune).status().message(),
+            "NVLS needs NVSwitch multicast; topology dgx-a100 has none");
+  tune.algorithm = Algorithm::kTree;
+  spec.collective = Collective::kAllGather;
+  EXPECT_EQ(msg(spec, tune).message(), "Tree implements all_reduce only, not all_gather");
+  // NVLSTree needs as many ranks on every server: 8 + 4.
+  TopologyOptions two;
+  two.nodes = 2;
+  auto t2 = load_topology("hgx-h100", two).value();
+  CollectiveSpec uneven;
+  uneven.count = 1024;
+  uneven.nranks = 12;
+  Tuning nt;
+  nt.algorithm = Algorithm::kNvlsTree;
+  EXPECT_EQ(build_schedule(uneven, *t2, nt).status().message(),
+            "NVLSTree needs the same number of ranks on every server");
+  nt.algorithm = Algorithm::kCollNetChain;
+  EXPECT_EQ(build_schedule(uneven, *t2, nt).status().message(),
+            "CollNetChain needs the same number of ranks on every server");
+  // Unknown names.
+  EXPECT_EQ(parse_collective("all_reduc").status().message(),
+            "unknown collective 'all_reduc' (valid: all_reduce, allreduce, all_gather, allgather, reduce_scatter, "
+            "reducescatter, alltoall, broadcast, reduce, gather, scatter, sendrecv)");
+  EXPECT_EQ(parse_algorithm("Rign").status().message(),
+            "unknown algorithm 'Rign' (valid: Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT, Direct, "
+            "HalvingDoubling)");
+  EXPECT_EQ(parse_protocol("LL64").status().message(), "unknown protocol 'LL64' (valid: LL, LL128, Simple)");
+  EXPECT_EQ(parse_datatype("fp33").status().message(),
+            "unknown datatype 'fp33' (valid: int8, uint8, int32, uint32, int64, uint64, half, float16, float, float32, "
+            "double, float64, bfloat16, f8e4m3, f8e5m2)");
+  EXPECT_EQ(parse_redop("mean").status().message(), "unknown reduction op 'mean' (valid: sum, prod, max, min, avg)");
+  EXPECT_EQ(parse_engine("packet").status().message(), "unknown engine 'packet' (valid: analytical, flow)");
   EXPECT_EQ(parse_collective("ALL_REDUCE").value(), Collective::kAllReduce);
 }
 

@@ -2,6 +2,7 @@
 // Schedule helpers: names and parsers, spec validation, and dispatch to the algorithm generators.
 #include <strings.h>
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "algorithms/dag_builder.hpp"
@@ -187,6 +188,18 @@ Status validate_spec(const CollectiveSpec& spec, const Topology& topo) {
       return invalid_argument("rank " + std::to_string(r) + " is placed on GPU " + std::to_string(g) +
                               ", which another rank already uses");
     }
+  }
+  // Byte sizes must fit in 64 bits: count x element size (x nranks for the per-rank-count collectives).
+  const bool per_rank = spec.collective == Collective::kAllGather || spec.collective == Collective::kReduceScatter ||
+                        spec.collective == Collective::kAllToAll || spec.collective == Collective::kGather ||
+                        spec.collective == Collective::kScatter;
+  const uint64_t ts = datatype_size(spec.datatype);
+  const uint64_t mult = ts * (per_rank ? static_cast<uint64_t>(spec.nranks) : 1);
+  if (spec.count > std::numeric_limits<uint64_t>::max() / mult) {
+    return invalid_argument("count " + std::to_string(spec.count) + " of " + datatype_name(spec.datatype) + " (" +
+                            std::to_string(ts) + " bytes" +
+                            (per_rank ? " x " + std::to_string(spec.nranks) + " ranks" : std::string()) +
+                            ") overflows a 64-bit byte count");
   }
   const bool rooted = spec.collective == Collective::kBroadcast || spec.collective == Collective::kReduce ||
                       spec.collective == Collective::kGather || spec.collective == Collective::kScatter;

@@ -397,7 +397,7 @@ Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec) {
       if (used != tok.size() || v < 1) throw std::invalid_argument(tok);
       sizes.push_back(v);
     } catch (const std::exception&) {
-      return invalid_argument("topology '" + spec + "': bad dimension '" + tok + "' (expected e.g. torus2d:4x4)");
+      return invalid_argument("topology '" + spec + "': bad dimensions '" + dims + "' (expected e.g. torus2d:4x4)");
     }
   }
   const size_t want = kind == "ring" ? 1 : kind == "torus2d" ? 2 : 3;
