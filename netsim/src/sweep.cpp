@@ -124,7 +124,7 @@ Result<SweepResult> run_sweep(const SweepOptions& opts) {
     spec.redop = opts.redop;
     spec.root = opts.root;
     spec.nranks = n;
-    GENIE_ASSIGN_OR_RETURN(Schedule sched, plan_collective(spec, *topo, opts.env));
+    GENIE_ASSIGN_OR_RETURN(Schedule sched, plan_collective(spec, *topo, opts.env, ScheduleForm::kCompact));
     // Host cost of launching the collective on one GPU (NCCL enqueue + kernel launch, per channel work).
     const int64_t launch_one_gpu =
         topo->host_launch_per_gpu_ns + sched.tuning.nchannels * topo->host_launch_per_gpu_channel_ns;

@@ -62,31 +62,85 @@ TEST(NcclTuning, EnvOverridesAsNccl) {
 }
 
 TEST(NcclTuning, ImpossibleEnvValuesAreErrors) {
+  // Every impossible NCCL_* value is an error naming the variable, the value and why (exact text), both as
+  // NcclEnv fields and as environment strings through the config registry.
   auto t = load_topology("hgx-h100", {}).value();
   auto msg = [&](NcclEnv e) { return select_tuning(all_reduce(1024), *t, e).status().message(); };
   NcclEnv e;
   e.algo = "Rng";
-  EXPECT_NE(msg(e).find("NCCL_ALGO=\"Rng\": unknown value 'Rng'"), std::string::npos) << msg(e);
+  EXPECT_EQ(msg(e),
+            "NCCL_ALGO=\"Rng\": unknown value 'Rng' (valid: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, "
+            "PAT, Direct, HalvingDoubling)");
+  e = {};
+  e.algo = "bcast:Ring";
+  EXPECT_EQ(msg(e), "NCCL_ALGO=\"bcast:Ring\": unknown function prefix 'bcast'");
   e = {};
   e.proto = "allreduce:LL;LL128";
-  EXPECT_NE(msg(e).find("must have a 'function:' prefix"), std::string::npos) << msg(e);
+  EXPECT_EQ(msg(e), "NCCL_PROTO=\"allreduce:LL;LL128\": all entries except the first must have a 'function:' prefix");
+  e = {};
+  e.proto = "LL,LL256";
+  EXPECT_EQ(msg(e), "NCCL_PROTO=\"LL,LL256\": unknown value 'LL256' (valid: LL, LL128, Simple)");
   e = {};
   e.min_channels = 8;
   e.max_channels = 2;
-  EXPECT_NE(msg(e).find("exceeds NCCL_MAX_NCHANNELS"), std::string::npos);
+  EXPECT_EQ(msg(e), "NCCL_MIN_NCHANNELS=8 exceeds NCCL_MAX_NCHANNELS=2");
+  e = {};
+  e.min_channels = 0;
+  EXPECT_EQ(msg(e), "NCCL_MIN_NCHANNELS=0 must be >= 1");
+  e = {};
+  e.max_channels = -4;
+  EXPECT_EQ(msg(e), "NCCL_MAX_NCHANNELS=-4 must be >= 1");
   e = {};
   e.buffsize = 3;
-  EXPECT_NE(msg(e).find("NCCL_BUFFSIZE=3"), std::string::npos);
+  EXPECT_EQ(msg(e), "NCCL_BUFFSIZE=3 is below the minimum 128 (NCCL_STEPS x 16 bytes)");
+  e = {};
+  e.buffsize = 0;
+  EXPECT_EQ(msg(e), "NCCL_BUFFSIZE=0 must be positive");
+  e = {};
+  e.nvls_enable = 3;
+  EXPECT_EQ(msg(e), "NCCL_NVLS_ENABLE=3 (expected 0, 1 or 2)");
+  e = {};
+  e.collnet_enable = 2;
+  EXPECT_EQ(msg(e), "NCCL_COLLNET_ENABLE=2 (expected 0 or 1)");
+  e = {};
+  e.pat_enable = 5;
+  EXPECT_EQ(msg(e), "NCCL_PAT_ENABLE=5 (expected 0, 1 or 2)");
   e = {};
   e.algo = "Tree";
   CollectiveSpec bc = all_reduce(1024);
   bc.collective = Collective::kBroadcast;
   EXPECT_EQ(select_tuning(bc, *t, e).status().code(), Errc::kUnsupported);
+  EXPECT_EQ(select_tuning(bc, *t, e).status().message(),
+            "no enabled algorithm/protocol can run broadcast on hgx-h100 (NCCL_ALGO=\"Tree\", NCCL_PROTO=\"\")");
   e = {};
   e.algo = "NVLS";
   e.nvls_enable = 1;
-  EXPECT_EQ(select_tuning(all_reduce(1024), *load_topology("dgx-a100", {}).value(), e).status().code(),
-            Errc::kUnsupported);
+  EXPECT_EQ(select_tuning(all_reduce(1024), *load_topology("dgx-a100", {}).value(), e).status().message(),
+            "NCCL_NVLS_ENABLE=1 but topology dgx-a100 has no NVLS (NVSwitch multicast)");
+  // The same through the environment: the registry checks types and ranges before netsim sees them.
+  const std::pair<const char*, const char*> env_cases[][2] = {
+      {{"NCCL_NVLS_ENABLE", "7"},
+       {"",
+        "environment variable NCCL_NVLS_ENABLE: invalid value '7' for netsim.nccl_nvls_enable (NCCL_NVLS_ENABLE): "
+        "above the maximum 2"}},
+      {{"NCCL_MAX_NCHANNELS", "many"},
+       {"",
+        "environment variable NCCL_MAX_NCHANNELS: invalid value 'many' for netsim.nccl_max_nchannels "
+        "(NCCL_MAX_NCHANNELS): expected an integer"}},
+      {{"NCCL_COLLNET_ENABLE", "2"},
+       {"",
+        "environment variable NCCL_COLLNET_ENABLE: invalid value '2' for netsim.nccl_collnet_enable "
+        "(NCCL_COLLNET_ENABLE): above the maximum 1"}},
+      {{"NCCL_PAT_ENABLE", "-1"},
+       {"",
+        "environment variable NCCL_PAT_ENABLE: invalid value '-1' for netsim.nccl_pat_enable (NCCL_PAT_ENABLE): "
+        "below the minimum 0"}},
+  };
+  for (const auto& c : env_cases) {
+    auto cfg = config::Config::load({{c[0].first, c[0].second}});
+    ASSERT_FALSE(cfg.is_ok()) << c[0].first;
+    EXPECT_EQ(cfg.status().message(), c[1].second);
+  }
 }
 
 TEST(NcclTuning, ReadsNcclEnvironmentThroughRegistry) {
@@ -95,7 +149,9 @@ TEST(NcclTuning, ReadsNcclEnvironmentThroughRegistry) {
                                              {"NCCL_BUFFSIZE", "2097152"},
                                              {"NCCL_MIN_NCHANNELS", "2"},
                                              {"NCCL_MAX_NCHANNELS", "8"},
-                                             {"NCCL_NVLS_ENABLE", "0"}})
+                                             {"NCCL_NVLS_ENABLE", "0"},
+                                             {"NCCL_COLLNET_ENABLE", "1"},
+                                             {"NCCL_PAT_ENABLE", "0"}})
                            .value();
   const NcclEnv e = NcclEnv::from_config(cfg);
   EXPECT_EQ(e.algo, "Ring");
@@ -104,6 +160,8 @@ TEST(NcclTuning, ReadsNcclEnvironmentThroughRegistry) {
   EXPECT_EQ(e.min_channels, 2);
   EXPECT_EQ(e.max_channels, 8);
   EXPECT_EQ(e.nvls_enable, 0);
+  EXPECT_EQ(e.collnet_enable, 1);
+  EXPECT_EQ(e.pat_enable, 0);
 }
 
 }  // namespace

@@ -136,6 +136,79 @@ TEST(Simulator, ReleasedHandlesAreReusedAndMemoryStaysFlat) {
   EXPECT_EQ(max_handle, 0);
 }
 
+TEST(Simulator, StepLatencyOverlapsTheSendersPreviousStep) {
+  // System: 4 GPUs in a ring (explicit graph), links of 0.5 us except GPU3 -> GPU0 (10 us), ring
+  // all-reduce of 0 bytes without protocol costs: 6 steps, op (p, s) waits for the data of (p-1, s-1) and,
+  // in issue order, for the same position's step s-1 (Op::issue_dep) -- whose end bounds its data phase
+  // but not its latency, which overlaps (NCCL's NCCL_STEPS slots let a sender run ahead).
+  // Expectation: end(p, s) = max(end(p-1, s-1) + lat(p), end(p, s-1)); the slowest block crosses the slow
+  // link twice: 2 x 10 + 4 x 0.5 = 22 us (strict FIFO order would make it about 6 x 10 us).
+  const char* graph =
+      R"({"nodes": [{"name": "g0", "kind": "gpu", "server": 0}, {"name": "g1", "kind": "gpu", "server": 0},
+      {"name": "g2", "kind": "gpu", "server": 0}, {"name": "g3", "kind": "gpu", "server": 0}],
+    "links": [{"a": "g0", "b": "g1", "bw_gbytes_per_s": 50, "latency_ns": 500},
+      {"a": "g1", "b": "g2", "bw_gbytes_per_s": 50, "latency_ns": 500},
+      {"a": "g2", "b": "g3", "bw_gbytes_per_s": 50, "latency_ns": 500},
+      {"a": "g3", "b": "g0", "bw_gbytes_per_s": 50, "latency_ns": 10000}], "gpus_forward": true})";
+  auto topo = parse_topology_json(graph, "slow-link.json", {}).value();
+  CollectiveSpec spec;
+  spec.count = 0;
+  spec.nranks = 4;
+  Tuning tune;
+  tune.nchannels = 1;
+  for (ScheduleForm f : {ScheduleForm::kExplicit, ScheduleForm::kCompact}) {
+    for (EngineKind e : {EngineKind::kAnalytical, EngineKind::kFlow}) {
+      SimulatorOptions o;
+      o.engine = e;
+      o.protocol_overheads = false;
+      const Schedule s = build_schedule(spec, *topo, tune, f).value();
+      EXPECT_EQ(simulate_schedule(topo, s, o).value().duration(), SimTime::ns(2 * 10000 + 4 * 500)) << engine_name(e);
+    }
+  }
+}
+
+TEST(Simulator, LocalCopiesAndReductionsCostHbmTime) {
+  // System: hgx-h100 (HBM 3.35 TB/s per GPU; large copies reach 4254.1/4800 of peak, elementwise reductions
+  // 4346.7/4800, measured on an H200: ../shared/calibration/h200/membound.csv). Rank 0 copies 1 GiB, then
+  // reduces 1 GiB into a buffer (two reads, one write), then sends 1 MiB to rank 1.
+  // Expectation: the copy takes 2 x 2^30 B / (3.35e12 x 4254.1/4800) B/s, the reduction 3 x 2^30 B /
+  // (3.35e12 x 4346.7/4800) B/s, and the transfer starts when the reduction ends. Both engines alike. On
+  // ring:4 (no HBM data) the local ops are free and the transfer starts at 0.
+  auto h100 = load_topology("hgx-h100", {}).value();
+  auto ring4 = load_topology("ring:4", {}).value();
+  Schedule s;
+  s.spec.nranks = 2;
+  s.spec.rank_to_gpu = {0, 1};
+  s.ops.resize(3);
+  s.ops[0].kind = Op::Kind::kCopy;
+  s.ops[0].bytes = 1ull << 30;
+  s.ops[1].kind = Op::Kind::kReduce;
+  s.ops[1].bytes = 1ull << 30;
+  s.deps = {0, 1};
+  s.ops[1].dep_begin = 0;
+  s.ops[1].dep_count = 1;
+  s.ops[2].src = 0;
+  s.ops[2].dst = 1;
+  s.ops[2].bytes = 1 << 20;
+  s.ops[2].dep_begin = 1;
+  s.ops[2].dep_count = 1;
+  const double copy_s = 2.0 * (1ull << 30) / (3.35e12 * 4254.1 / 4800.0);
+  const double reduce_s = 3.0 * (1ull << 30) / (3.35e12 * 4346.7 / 4800.0);
+  constexpr double kRoundingS = 2e-9;  // each op's end is rounded up to a whole ns
+  for (EngineKind e : {EngineKind::kAnalytical, EngineKind::kFlow}) {
+    SimulatorOptions o;
+    o.engine = e;
+    const CollectiveTiming t = simulate_schedule(h100, s, o).value();
+    EXPECT_NEAR(t.ops[0].end.to_seconds(), copy_s, kRoundingS) << engine_name(e);
+    EXPECT_NEAR((t.ops[1].end - t.ops[1].start).to_seconds(), reduce_s, kRoundingS) << engine_name(e);
+    EXPECT_EQ(t.ops[2].start, t.ops[1].end);
+    EXPECT_GT(t.ops[2].end, t.ops[2].start);
+    const CollectiveTiming free = simulate_schedule(ring4, s, o).value();
+    EXPECT_EQ(free.ops[1].end, SimTime::zero());
+    EXPECT_EQ(free.ops[2].start, SimTime::zero());
+  }
+}
+
 TEST(Simulator, RejectsPlacementOffTheTopology) {
   auto topo = load_topology("hgx-h100", {}).value();
   auto big = load_topology("hgx-h100", TopologyOptions{2, 0, "rail", 1.0}).value();

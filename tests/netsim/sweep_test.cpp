@@ -114,16 +114,32 @@ TEST(Sweep, MultiNodeIsBoundByNicBandwidth) {
 }
 
 TEST(Sweep, BadInputIsAnError) {
+  // `genie sim` input errors, with the exact message the CLI prints after "genie sim: ".
   SweepOptions o;
   o.topology = "no-such-preset";
-  EXPECT_FALSE(run_sweep(o).is_ok());
+  EXPECT_EQ(run_sweep(o).status().message(),
+            "unknown topology 'no-such-preset' (presets: dgx-a100, hgx-b200, hgx-h100, hgx-h200, ring:N, torus2d:XxY, "
+            "torus3d:XxYxZ; or a .json/.yaml file)");
   o = {};
   o.min_bytes = 100;
   o.max_bytes = 10;
-  EXPECT_FALSE(run_sweep(o).is_ok());
+  EXPECT_EQ(run_sweep(o).status().message(), "min bytes (-b 100) exceeds max bytes (-e 10)");
+  o = {};
+  o.step_factor = 1;
+  o.step_bytes = 0;
+  EXPECT_EQ(run_sweep(o).status().message(), "step factor must be > 1 or step bytes > 0");
   o = {};
   o.env.algo = "Bogus";
-  EXPECT_FALSE(run_sweep(o).is_ok());
+  EXPECT_EQ(
+      run_sweep(o).status().message(),
+      "NCCL_ALGO=\"Bogus\": unknown value 'Bogus' (valid: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, "
+      "PAT, Direct, HalvingDoubling)");
+  o = {};
+  o.collective = Collective::kBroadcast;
+  o.root = 8;
+  EXPECT_EQ(run_sweep(o).status().message(), "root 8 is not a rank of a 8-rank communicator");
+  EXPECT_EQ(parse_size("12Q").status().message(), "bad size suffix in '12Q' (expected K, M, G or T)");
+  EXPECT_EQ(parse_size("abc").status().message(), "bad size 'abc' (expected e.g. 1K, 8M, 8G)");
 }
 
 }  // namespace

@@ -134,18 +134,54 @@ TEST(Topology, BadJsonNamesFilePathAndProblem) {
 }
 
 TEST(Topology, UnknownPresetAndBadOptions) {
-  auto r = load_topology("hgx-h900", {});
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("unknown topology 'hgx-h900'"), std::string::npos);
+  // Each bad name or option is refused with a message that says which and why (exact text).
+  const std::pair<TopologyOptions, std::pair<std::string, std::string>> cases[] = {
+      {{},
+       {"hgx-h900",
+        "unknown topology 'hgx-h900' (presets: dgx-a100, hgx-b200, hgx-h100, hgx-h200, ring:N, "
+        "torus2d:XxY, torus3d:XxYxZ; or a .json/.yaml file)"}},
+      {{1, 9, "rail", 1.0}, {"hgx-h100", "--gpus-per-node 9 is not in [1, 8] for preset hgx-h100"}},
+      {{2, 0, "dragonfly", 1.0}, {"hgx-h100", "unknown fabric 'dragonfly' (expected rail or fat-tree)"}},
+      {{0, 0, "rail", 1.0}, {"hgx-h100", "--nodes must be >= 1 (got 0)"}},
+      {{2, 0, "fat-tree", 0.5}, {"hgx-h100", "oversubscription must be >= 1"}},
+      {{}, {"/nonexistent/x.json", "cannot open topology file '/nonexistent/x.json'"}},
+      {{}, {"torus2d:4", "topology 'torus2d:4': torus2d needs 2 dimension(s)"}},
+      {{}, {"ring:x", "topology 'ring:x': bad dimensions 'x' (expected e.g. torus2d:4x4)"}},
+      {{}, {"torus2d:4x0", "topology 'torus2d:4x0': bad dimensions '4x0' (expected e.g. torus2d:4x4)"}},
+  };
+  for (const auto& [opts, c] : cases) {
+    auto r = load_topology(c.first, opts);
+    ASSERT_FALSE(r.is_ok()) << c.first;
+    EXPECT_EQ(r.status().message(), c.second);
+  }
+  // A preset's new declarative keys are checked like the others.
+  auto bad = parse_topology_json(R"({"name": "p", "gpus_per_node": 2, "pcie": {"bw_gbytes_per_s": 32},
+      "collnet": {"in_network": true}})",
+                                 "p.json", {});
+  EXPECT_EQ(bad.status().message(), "p.json: $.collnet.in_network: unknown key");
+  bad = parse_topology_json(R"({"name": "p", "gpus_per_node": 2, "pcie": {"bw_gbytes_per_s": 32},
+      "host": {"cpu_vendor": "via"}})",
+                            "p.json", {});
+  EXPECT_EQ(bad.status().message(), "p.json: $.host.cpu_vendor: unknown CPU vendor 'via' (expected intel, amd or arm)");
+}
+
+TEST(Topology, PresetsDeclareInNetworkReductionOnlyAcrossServers) {
+  // The presets' fabrics have SHARP switches (collnet.in_network_reduction), which only exist with --nodes > 1;
+  // every GPU then reaches its leaf switch through its own NIC.
+  EXPECT_FALSE(load_topology("hgx-h100", {}).value()->collnet);
   TopologyOptions o;
-  o.gpus_per_node = 9;
-  EXPECT_FALSE(load_topology("hgx-h100", o).is_ok());
-  o = {};
   o.nodes = 2;
-  o.fabric = "dragonfly";
-  EXPECT_FALSE(load_topology("hgx-h100", o).is_ok());
-  EXPECT_FALSE(load_topology("/nonexistent/x.json", {}).is_ok());
-  EXPECT_FALSE(load_topology("torus2d:4", {}).is_ok());
+  auto t = load_topology("hgx-h100", o).value();
+  ASSERT_TRUE(t->collnet);
+  EXPECT_EQ(t->cpu_vendor, "intel");
+  for (int g = 0; g < t->num_gpus(); ++g) {
+    const int sw = t->collnet_switch_of_gpu(g);
+    ASSERT_GE(sw, 0);
+    EXPECT_EQ(t->nodes()[static_cast<size_t>(sw)].kind, NodeKind::kLeafSwitch);
+    auto r = t->route(t->gpu_node(g), sw).value();
+    ASSERT_GE(r.channels.size(), 2u);
+    EXPECT_EQ(t->channel_dst(r.channels[r.channels.size() - 2]), t->nic_of_gpu(g));  // last hop: its NIC -> leaf
+  }
 }
 
 }  // namespace

@@ -18,21 +18,22 @@ class DagBuilder {
  public:
   static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   explicit DagBuilder(Schedule* s) : s_(s) {}
-  /// Adds a transfer; dependencies equal to kNone are skipped. Returns its op index.
+  /// Adds a transfer; dependencies equal to kNone are skipped. `issue` is the op issued before it on the
+  /// same connection (Op::issue_dep; kNone: none), added to the dependencies. Returns its op index.
   uint32_t transfer(int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice, bool reduce,
-                    std::initializer_list<uint32_t> deps) {
-    return add(Op::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.begin(), deps.end());
+                    std::initializer_list<uint32_t> deps, uint32_t issue = kNone) {
+    return add(Op::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.begin(), deps.end(), issue);
   }
   uint32_t transfer_v(int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice, bool reduce,
-                      const std::vector<uint32_t>& deps) {
+                      const std::vector<uint32_t>& deps, uint32_t issue = kNone) {
     return add(Op::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.data(),
-               deps.data() + deps.size());
+               deps.data() + deps.size(), issue);
   }
 
  private:
   template <class It>
   uint32_t add(Op::Kind kind, int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice,
-               bool reduce, It b, It e) {
+               bool reduce, It b, It e, uint32_t issue) {
     Op op;
     op.kind = kind;
     op.src = src;
@@ -45,6 +46,10 @@ class DagBuilder {
     op.dep_begin = static_cast<uint32_t>(s_->deps.size());
     for (It it = b; it != e; ++it) {
       if (*it != kNone) s_->deps.push_back(*it);
+    }
+    if (issue != kNone) {
+      s_->deps.push_back(issue);
+      op.issue_dep = issue;
     }
     op.dep_count = static_cast<uint32_t>(s_->deps.size()) - op.dep_begin;
     s_->ops.push_back(op);
@@ -68,11 +73,25 @@ inline constexpr uint64_t kMaxNvlsSlicesPerChannel = 64;
 /// Trees are deep store-and-forward chains; they need many slices to pipeline (NCCL: depth x 8 chunks).
 inline constexpr uint64_t kMaxTreeSlicesPerChannel = 64;
 
+/// Appends the explicit form of `cs` to `s` (op k*n + p is member p of compact op k).
+void append_expansion(const CompactSchedule& cs, Schedule* s);
+
+/// Compact (circulant) generators: fill `cs` and return true, or return false when this collective is not
+/// circulant under the algorithm (rooted ones), leaving `cs` untouched.
+Result<bool> build_ring_compact(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, CompactSchedule* cs);
+Result<bool> build_direct_compact(const CollectiveSpec& spec, const Tuning& t, CompactSchedule* cs);
+/// PAT all-gather / reduce-scatter (Unsupported for other collectives).
+Result<bool> build_pat_compact(const CollectiveSpec& spec, const Tuning& t, CompactSchedule* cs);
+
 Status build_ring(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s);
 Status build_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s);
 Status build_nvls(const CollectiveSpec& spec, const Tuning& t, Schedule* s);
-Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s);
+/// `sharp`: the inter-server part is the fabric's in-network reduction (NCCL's multi-node NVLS) instead of trees.
+Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s, bool sharp);
 Status build_direct(const CollectiveSpec& spec, const Tuning& t, Schedule* s);
 Status build_halving_doubling(const CollectiveSpec& spec, const Tuning& t, Schedule* s);
+/// CollNet all-reduce (in-network reduction): Chain (a chain inside each server to a head that reduces in the
+/// network) and Direct (every GPU a head for 1/G of the data, reached directly over NVLink).
+Status build_collnet(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s);
 
 }  // namespace genie::netsim

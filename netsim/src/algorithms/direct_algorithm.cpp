@@ -7,20 +7,85 @@
 
 namespace genie::netsim {
 
+Result<bool> build_direct_compact(const CollectiveSpec& spec, const Tuning& t, CompactSchedule* cs) {
+  const int n = spec.nranks;
+  const auto un = static_cast<uint64_t>(n);
+  const uint64_t ts = datatype_size(spec.datatype);
+  const int nch = std::max(1, t.nchannels);
+  if (n == 1) return false;
+  // Each peer distance uses one channel (NCCL p2p spreads peers over channels); positions are ranks.
+  auto ch_of = [&](int peer_delta) { return static_cast<uint16_t>(peer_delta % nch); };
+  // Ops at one distance are independent of each other: each is its own lane.
+  auto add = [&](uint16_t channel, int delta, uint32_t step, uint64_t total_or_bytes, bool split, uint32_t rotation,
+                 bool reduce) {
+    CompactOp op;
+    op.channel = channel;
+    op.lane = static_cast<uint32_t>(cs->ops.size());
+    op.dst_shift = delta;
+    op.step = step;
+    op.reduce = reduce;
+    op.bytes = split ? total_or_bytes / un : total_or_bytes;
+    op.extra = split ? static_cast<uint32_t>(total_or_bytes % un) : 0;
+    op.rotation = rotation;
+    op.dep_begin = static_cast<uint32_t>(cs->deps.size());
+    cs->ops.push_back(op);
+    return static_cast<uint32_t>(cs->ops.size() - 1);
+  };
+  auto init = [&]() {
+    cs->nranks = n;
+    std::vector<int32_t> ident(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) ident[static_cast<size_t>(r)] = r;
+    cs->orders.assign(static_cast<size_t>(nch), ident);
+  };
+  switch (spec.collective) {
+    case Collective::kAllToAll:
+      // Every rank sends count elements to every other rank, all at once (NCCL: grouped send/recv).
+      init();
+      for (int d = 1; d < n; ++d) add(ch_of(d), d, static_cast<uint32_t>(d - 1), spec.count * ts, false, 0, false);
+      return true;
+    case Collective::kSendRecv:
+      // nccl-tests sendrecv: rank r sends to r+1 and receives from r-1.
+      init();
+      add(0, 1, 0, spec.count * ts, false, 0, false);
+      return true;
+    case Collective::kAllReduce:
+    case Collective::kReduceScatter:
+    case Collective::kAllGather: {
+      // ASTRA-sim "direct": every rank exchanges its 1/n blocks with every peer at once (reduce-scatter),
+      // then the reduced blocks (all-gather). Rank p sends block (p + d) at distance d in the reduce-scatter
+      // and its own block p in the all-gather, which waits for every block reduced into p.
+      const bool ar = spec.collective == Collective::kAllReduce;
+      const uint64_t total = ar ? spec.count * ts : spec.count * ts * un;
+      init();
+      std::vector<uint32_t> rs(static_cast<size_t>(n), 0);
+      if (spec.collective != Collective::kAllGather) {
+        for (int d = 1; d < n; ++d)
+          rs[static_cast<size_t>(d)] = add(ch_of(d), d, 0, total, true, static_cast<uint32_t>(n - d), true);
+      }
+      if (spec.collective != Collective::kReduceScatter) {
+        for (int d = 1; d < n; ++d) {
+          add(ch_of(d), d, 1, total, true, 0, false);
+          CompactOp& op = cs->ops.back();
+          if (spec.collective != Collective::kAllGather) {
+            for (int d2 = 1; d2 < n; ++d2) cs->deps.push_back(CompactDep{rs[static_cast<size_t>(d2)], -d2});
+          }
+          op.dep_count = static_cast<uint32_t>(cs->deps.size()) - op.dep_begin;
+        }
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 Status build_direct(const CollectiveSpec& spec, const Tuning& t, Schedule* s) {
   const int n = spec.nranks;
   const uint64_t ts = datatype_size(spec.datatype);
   const int nch = std::max(1, t.nchannels);
   DagBuilder b(s);
-  // Each peer pair uses one channel (NCCL p2p spreads peers over channels).
   auto ch_of = [&](int peer_delta) { return peer_delta % nch; };
   switch (spec.collective) {
-    case Collective::kAllToAll:
-      // Every rank sends count elements to every other rank, all at once (NCCL: grouped send/recv).
-      for (int d = 1; d < n; ++d)
-        for (int r = 0; r < n; ++r)
-          b.transfer(r, (r + d) % n, spec.count * ts, ch_of(d), static_cast<uint32_t>(d - 1), 0, false, {});
-      return Status::ok();
     case Collective::kGather:
       for (int r = 0; r < n; ++r)
         if (r != spec.root) b.transfer(r, spec.root, spec.count * ts, ch_of(r), 0, 0, false, {});
@@ -29,32 +94,14 @@ Status build_direct(const CollectiveSpec& spec, const Tuning& t, Schedule* s) {
       for (int r = 0; r < n; ++r)
         if (r != spec.root) b.transfer(spec.root, r, spec.count * ts, ch_of(r), 0, 0, false, {});
       return Status::ok();
+    case Collective::kAllToAll:
     case Collective::kSendRecv:
-      // nccl-tests sendrecv: rank r sends to r+1 and receives from r-1.
-      if (n == 1) return Status::ok();
-      for (int r = 0; r < n; ++r) b.transfer(r, (r + 1) % n, spec.count * ts, 0, 0, 0, false, {});
-      return Status::ok();
     case Collective::kAllReduce:
     case Collective::kReduceScatter:
     case Collective::kAllGather: {
-      // ASTRA-sim "direct": every rank exchanges its 1/n blocks with every peer at once (reduce-scatter),
-      // then the reduced blocks (all-gather).
-      const bool ar = spec.collective == Collective::kAllReduce;
-      const uint64_t total = ar ? spec.count * ts : spec.count * ts * static_cast<uint64_t>(n);
-      std::vector<std::vector<uint32_t>> into(static_cast<size_t>(n));
-      if (spec.collective != Collective::kAllGather) {
-        for (int d = 1; d < n; ++d)
-          for (int r = 0; r < n; ++r) {
-            const int dst = (r + d) % n;
-            into[static_cast<size_t>(dst)].push_back(
-                b.transfer(r, dst, split_part(total, n, dst), ch_of(d), 0, 0, true, {}));
-          }
-      }
-      if (spec.collective != Collective::kReduceScatter) {
-        for (int d = 1; d < n; ++d)
-          for (int r = 0; r < n; ++r)
-            b.transfer_v(r, (r + d) % n, split_part(total, n, r), ch_of(d), 1, 0, false, into[static_cast<size_t>(r)]);
-      }
+      CompactSchedule cs;
+      GENIE_ASSIGN_OR_RETURN(bool built, build_direct_compact(spec, t, &cs));
+      if (built) append_expansion(cs, s);
       return Status::ok();
     }
     default:
@@ -88,7 +135,7 @@ Status build_halving_doubling(const CollectiveSpec& spec, const Tuning& t, Sched
     for (int r = 0; r < n; ++r) {
       const int p = r ^ d;
       cur[static_cast<size_t>(r)] =
-          b.transfer(r, p, bytes, 0, st, 0, true, {last[static_cast<size_t>(r)], last[static_cast<size_t>(p)]});
+          b.transfer(r, p, bytes, 0, st, 0, true, {last[static_cast<size_t>(p)]}, last[static_cast<size_t>(r)]);
     }
     last = cur;
     ++st;
@@ -98,7 +145,7 @@ Status build_halving_doubling(const CollectiveSpec& spec, const Tuning& t, Sched
     for (int r = 0; r < n; ++r) {
       const int p = r ^ d;
       cur[static_cast<size_t>(r)] =
-          b.transfer(r, p, bytes, 0, st, 0, false, {last[static_cast<size_t>(r)], last[static_cast<size_t>(p)]});
+          b.transfer(r, p, bytes, 0, st, 0, false, {last[static_cast<size_t>(p)]}, last[static_cast<size_t>(r)]);
     }
     last = cur;
     bytes *= 2;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // NVLSTree all-reduce (multi-server NVLS): NVLS reduce-scatter inside each server, a tree all-reduce of each
-// 1/G portion across servers over the GPUs' own NICs, then NVLS all-gather inside each server.
+// 1/G portion across servers over the GPUs' own NICs, then NVLS all-gather inside each server. With in-network
+// reduction the same shape is NCCL's multi-node NVLS (CollNet+NVLS): SHARP replaces the tree.
 #include <algorithm>
 #include <map>
 
@@ -9,9 +10,10 @@
 
 namespace genie::netsim {
 
-Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s) {
+Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s, bool sharp) {
+  const char* name = sharp ? "NVLS across servers" : "NVLSTree";
   if (spec.collective != Collective::kAllReduce) {
-    return unsupported(std::string("NVLSTree implements all_reduce only, not ") + collective_name(spec.collective));
+    return unsupported(std::string(name) + " implements all_reduce only, not " + collective_name(spec.collective));
   }
   // Group ranks by server; every server must hold the same number G of ranks.
   std::map<int, std::vector<std::pair<int, int>>> by_server;
@@ -27,10 +29,10 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
   for (auto& [srv, grp] : by_server) {
     std::sort(grp.begin(), grp.end());
     if (static_cast<int>(grp.size()) != gl) {
-      return invalid_argument("NVLSTree needs the same number of ranks on every server");
+      return invalid_argument(std::string(name) + " needs the same number of ranks on every server");
     }
   }
-  if (ns < 2 || gl < 2) return unsupported("NVLSTree needs at least 2 servers with at least 2 ranks each");
+  if (ns < 2 || gl < 2) return unsupported(std::string(name) + " needs at least 2 servers with at least 2 ranks each");
   // local[i][k]: rank of local index k on server i.
   std::vector<std::vector<int>> local(static_cast<size_t>(ns));
   for (int i = 0; i < ns; ++i)
@@ -48,6 +50,7 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
     for (; p > 0; p = (p - 1) / 2) ++d;
     return d;
   };
+  const uint32_t mc_step = sharp ? 4 : 4 + 2 * depth;
   for (int c = 0; c < nch; ++c) {
     const uint64_t ch_bytes = split_part(total, static_cast<uint64_t>(nch), static_cast<uint64_t>(c));
     if (ch_bytes == 0) continue;
@@ -56,7 +59,8 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
     const uint64_t nslices = std::clamp<uint64_t>((ch_bytes + loop - 1) / loop, 1, kMaxNvlsSlicesPerChannel);
     auto srv_at = [&](int pos) { return c % 2 == 0 ? pos : ns - 1 - pos; };
     // Per-rank FIFOs of each stage (as the NVLS kernel's warp groups): slices stream through a stage in
-    // order, and stages overlap across slices.
+    // order, and stages overlap across slices. NVLS stages wait for their previous chunk to finish (see
+    // build_nvls); the network stages are connections whose step latency overlaps (Op::issue_dep).
     enum Stage { kUp, kDown, kTreeUp, kTreeDown, kMcUp, kMcDown, kStages };
     std::vector<std::vector<uint32_t>> last(kStages,
                                             std::vector<uint32_t>(static_cast<size_t>(spec.nranks), DagBuilder::kNone));
@@ -81,17 +85,35 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
           fifo(kDown, local[i][k]) = part[i][k];
         }
       }
-      // Portion k: tree all-reduce across servers among the ranks of local index k (one NIC rail).
+      // Portion k: tree all-reduce across servers among the ranks of local index k (one NIC rail), or with
+      // SHARP an upload of every server's partial and a download of the reduced portion (fused: one
+      // in-network operation).
       std::vector<std::vector<uint32_t>> full(static_cast<size_t>(ns), std::vector<uint32_t>(static_cast<size_t>(gl)));
-      for (int k = 0; k < gl; ++k) {
+      for (int k = 0; sharp && k < gl; ++k) {
+        const uint64_t pb = split_part(sl, gl, k);
+        std::vector<uint32_t> ups;
+        for (int i = 0; i < ns; ++i) {
+          const int me = local[i][k];
+          ups.push_back(b.transfer(me, kCollNetEndpoint, pb, c, 2, sl32, true, {part[i][k]}, fifo(kTreeUp, me)));
+          fifo(kTreeUp, me) = ups.back();
+        }
+        for (int i = 0; i < ns; ++i) {
+          const int me = local[i][k];
+          full[i][k] = b.transfer_v(kCollNetEndpoint, me, pb, c, 3, sl32, false, ups, fifo(kTreeDown, me));
+          s->ops.back().fused = true;
+          fifo(kTreeDown, me) = full[i][k];
+        }
+      }
+      for (int k = 0; !sharp && k < gl; ++k) {
         const uint64_t pb = split_part(sl, gl, k);
         std::vector<uint32_t> up(static_cast<size_t>(ns), DagBuilder::kNone);
         for (int p = ns - 1; p >= 1; --p) {
           const int c1 = 2 * p + 1, c2 = 2 * p + 2;
           const int me = local[srv_at(p)][k];
-          up[p] = b.transfer(me, local[srv_at((p - 1) / 2)][k], pb, c, 2 + depth - level(p), sl32, true,
-                             {part[srv_at(p)][k], c1 < ns ? up[c1] : DagBuilder::kNone,
-                              c2 < ns ? up[c2] : DagBuilder::kNone, fifo(kTreeUp, me)});
+          up[p] = b.transfer(
+              me, local[srv_at((p - 1) / 2)][k], pb, c, 2 + depth - level(p), sl32, true,
+              {part[srv_at(p)][k], c1 < ns ? up[c1] : DagBuilder::kNone, c2 < ns ? up[c2] : DagBuilder::kNone},
+              fifo(kTreeUp, me));
           fifo(kTreeUp, me) = up[p];
         }
         full[srv_at(0)][k] = b.transfer(local[srv_at(0)][k], local[srv_at(0)][k], 0, c, 2 + depth, sl32, false,
@@ -100,7 +122,7 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
         for (int p = 1; p < ns; ++p) {
           const int me = local[srv_at(p)][k];
           full[srv_at(p)][k] = b.transfer(local[srv_at((p - 1) / 2)][k], me, pb, c, 3 + depth + level(p), sl32, false,
-                                          {full[srv_at((p - 1) / 2)][k], fifo(kTreeDown, me)});
+                                          {full[srv_at((p - 1) / 2)][k]}, fifo(kTreeDown, me));
           fifo(kTreeDown, me) = full[srv_at(p)][k];
         }
       }
@@ -108,15 +130,14 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
       for (int i = 0; i < ns; ++i) {
         std::vector<uint32_t> mc;
         for (int k = 0; k < gl; ++k) {
-          mc.push_back(b.transfer(local[i][k], kNvlsEndpoint, split_part(sl, gl, k), c, 4 + 2 * depth, sl32, false,
+          mc.push_back(b.transfer(local[i][k], kNvlsEndpoint, split_part(sl, gl, k), c, mc_step, sl32, false,
                                   {full[i][k], fifo(kMcUp, local[i][k])}));
           fifo(kMcUp, local[i][k]) = mc.back();
         }
         for (int k = 0; k < gl; ++k) {
           std::vector<uint32_t> deps = mc;
           deps.push_back(fifo(kMcDown, local[i][k]));
-          fifo(kMcDown, local[i][k]) =
-              b.transfer_v(kNvlsEndpoint, local[i][k], sl, c, 5 + 2 * depth, sl32, false, deps);
+          fifo(kMcDown, local[i][k]) = b.transfer_v(kNvlsEndpoint, local[i][k], sl, c, mc_step + 1, sl32, false, deps);
         }
       }
     }

@@ -53,6 +53,57 @@ uint64_t slices_for(uint64_t bytes_per_channel, uint64_t loop_bytes) {
 }
 }  // namespace
 
+Result<bool> build_ring_compact(const CollectiveSpec& spec, const Topology& topo, const Tuning& t,
+                                CompactSchedule* cs) {
+  const int n = spec.nranks;
+  if (n == 1) return false;
+  const bool ar = spec.collective == Collective::kAllReduce;
+  if (!ar && spec.collective != Collective::kAllGather && spec.collective != Collective::kReduceScatter) return false;
+  const uint64_t ts = datatype_size(spec.datatype);
+  const int nch = std::max(1, t.nchannels);
+  // All-reduce: 2(n-1) steps (n-1 reduce-scatter steps with reduction, n-1 all-gather steps); each rank
+  // sends one chunk of S/n per step, 2(n-1)/n x S in all. All-gather / reduce-scatter: n-1 steps of the
+  // per-rank block.
+  const uint64_t total = ar ? spec.count * ts : spec.count * ts * static_cast<uint64_t>(n);
+  const uint32_t steps = ar ? 2 * static_cast<uint32_t>(n - 1) : static_cast<uint32_t>(n - 1);
+  cs->nranks = n;
+  for (int c = 0; c < nch; ++c) {
+    const uint64_t ch_bytes = split_part(total, static_cast<uint64_t>(nch), static_cast<uint64_t>(c));
+    const uint64_t nslices = slices_for(ch_bytes, t.chunk_bytes * static_cast<uint64_t>(n));
+    // Ring position p (rank order[p]) sends to p+1. Each position's sends on a channel form one FIFO
+    // (NCCL's connection): an op waits for the position's previous op (issue order: slice by slice, step by
+    // step) and for the data from its left neighbour (position p-1) at the previous step.
+    std::vector<int> order = ring_order(spec, topo, c);
+    cs->orders.emplace_back(order.begin(), order.end());
+    bool first = true;
+    for (uint64_t l = 0; l < nslices; ++l) {
+      const uint64_t sl_bytes = split_part(ch_bytes, nslices, l);
+      for (uint32_t st = 0; st < steps; ++st) {
+        CompactOp op;
+        op.channel = static_cast<uint16_t>(c);
+        op.lane = static_cast<uint16_t>(c);
+        op.dst_shift = 1;
+        op.step = st;
+        op.slice = static_cast<uint32_t>(l);
+        op.reduce = (ar && st < static_cast<uint32_t>(n - 1)) || spec.collective == Collective::kReduceScatter;
+        // Position p forwards block (p - st) mod n; blocks follow the nearly-equal split of the slice.
+        op.bytes = sl_bytes / static_cast<uint64_t>(n);
+        op.extra = static_cast<uint32_t>(sl_bytes % static_cast<uint64_t>(n));
+        op.rotation = st % static_cast<uint32_t>(n);
+        op.dep_begin = static_cast<uint32_t>(cs->deps.size());
+        const auto prev = static_cast<uint32_t>(cs->ops.size() - (first ? 0 : 1));
+        // At step 0 of a slice the left neighbour's data is the position's own input: no data dependency.
+        if (st > 0) cs->deps.push_back(CompactDep{prev, -1});
+        if (!first) cs->deps.push_back(CompactDep{prev, 0});
+        op.dep_count = static_cast<uint32_t>(cs->deps.size()) - op.dep_begin;
+        cs->ops.push_back(op);
+        first = false;
+      }
+    }
+  }
+  return true;
+}
+
 Status build_ring(const CollectiveSpec& spec, const Topology& topo, const Tuning& t, Schedule* s) {
   const int n = spec.nranks;
   const uint64_t ts = datatype_size(spec.datatype);
@@ -63,41 +114,10 @@ Status build_ring(const CollectiveSpec& spec, const Topology& topo, const Tuning
     case Collective::kAllReduce:
     case Collective::kAllGather:
     case Collective::kReduceScatter: {
-      // All-reduce: 2(n-1) steps (n-1 reduce-scatter steps with reduction, n-1 all-gather steps); each rank
-      // sends one chunk of S/n per step, 2(n-1)/n x S in all. All-gather / reduce-scatter: n-1 steps of the
-      // per-rank block.
-      const bool ar = spec.collective == Collective::kAllReduce;
-      const uint64_t total = ar ? spec.count * ts : spec.count * ts * static_cast<uint64_t>(n);
-      const uint32_t steps = ar ? 2 * static_cast<uint32_t>(n - 1) : static_cast<uint32_t>(n - 1);
-      for (int c = 0; c < nch; ++c) {
-        const uint64_t ch_bytes = split_part(total, static_cast<uint64_t>(nch), static_cast<uint64_t>(c));
-        const uint64_t nslices = slices_for(ch_bytes, t.chunk_bytes * static_cast<uint64_t>(n));
-        // Each rank's sends on a channel form one FIFO (NCCL's connection): an op waits for the rank's
-        // previous op (issue order: slice by slice, step by step) and for the data from its left peer.
-        // Indexed by ring position p (rank order[p] sends to order[p+1]).
-        const std::vector<int> order = ring_order(spec, topo, c);
-        std::vector<uint32_t> prev(static_cast<size_t>(n), DagBuilder::kNone);
-        std::vector<uint32_t> cur(static_cast<size_t>(n));
-        for (uint64_t l = 0; l < nslices; ++l) {
-          const uint64_t sl_bytes = split_part(ch_bytes, nslices, l);
-          for (uint32_t st = 0; st < steps; ++st) {
-            const bool reduce =
-                (ar && st < static_cast<uint32_t>(n - 1)) || spec.collective == Collective::kReduceScatter;
-            for (int p = 0; p < n; ++p) {
-              // The block position p forwards at step st: ((p - st) mod n); sizes follow the block split.
-              const uint64_t blk = static_cast<uint64_t>(((p - static_cast<int>(st % n)) % n + n) % n);
-              const uint64_t bytes = split_part(sl_bytes, static_cast<uint64_t>(n), blk);
-              const int left = (p + n - 1) % n;
-              // At step 0 of a slice the left peer's data is the rank's own input: no data dependency.
-              cur[static_cast<size_t>(p)] = b.transfer(
-                  order[static_cast<size_t>(p)], order[static_cast<size_t>((p + 1) % n)], bytes, c, st,
-                  static_cast<uint32_t>(l), reduce,
-                  {st == 0 ? DagBuilder::kNone : prev[static_cast<size_t>(left)], prev[static_cast<size_t>(p)]});
-            }
-            prev.swap(cur);
-          }
-        }
-      }
+      CompactSchedule cs;
+      GENIE_ASSIGN_OR_RETURN(bool built, build_ring_compact(spec, topo, t, &cs));
+      GENIE_ASSERT(built, "ring all-reduce family is circulant");
+      append_expansion(cs, s);
       return Status::ok();
     }
     case Collective::kBroadcast:
@@ -118,8 +138,8 @@ Status build_ring(const CollectiveSpec& spec, const Topology& topo, const Tuning
           for (int h = 0; h < n - 1; ++h) {
             const int pos = (first + h) % n;
             prev = b.transfer(order[static_cast<size_t>(pos)], order[static_cast<size_t>((pos + 1) % n)], bytes, c,
-                              static_cast<uint32_t>(h), static_cast<uint32_t>(l), !bc,
-                              {prev, prev_slice[static_cast<size_t>(h)]});
+                              static_cast<uint32_t>(h), static_cast<uint32_t>(l), !bc, {prev},
+                              prev_slice[static_cast<size_t>(h)]);
             prev_slice[static_cast<size_t>(h)] = prev;
           }
         }

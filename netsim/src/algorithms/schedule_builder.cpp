@@ -2,6 +2,7 @@
 // Schedule helpers: names and parsers, spec validation, and dispatch to the algorithm generators.
 #include <strings.h>
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "algorithms/dag_builder.hpp"
@@ -146,37 +147,13 @@ size_t datatype_size(DataType d) noexcept {
   }
   return 1;
 }
-Result<Collective> parse_collective(const std::string& s) {
-  return parse_enum("collective", s, kCollectives);
-}
-Result<Algorithm> parse_algorithm(const std::string& s) {
-  return parse_enum("algorithm", s, kAlgorithms);
-}
-Result<Protocol> parse_protocol(const std::string& s) {
-  return parse_enum("protocol", s, kProtocols);
-}
-Result<DataType> parse_datatype(const std::string& s) {
-  return parse_enum("datatype", s, kDataTypes);
-}
-Result<RedOp> parse_redop(const std::string& s) {
-  return parse_enum("reduction op", s, kRedOps);
-}
+Result<Collective> parse_collective(const std::string& s) { return parse_enum("collective", s, kCollectives); }
+Result<Algorithm> parse_algorithm(const std::string& s) { return parse_enum("algorithm", s, kAlgorithms); }
+Result<Protocol> parse_protocol(const std::string& s) { return parse_enum("protocol", s, kProtocols); }
+Result<DataType> parse_datatype(const std::string& s) { return parse_enum("datatype", s, kDataTypes); }
+Result<RedOp> parse_redop(const std::string& s) { return parse_enum("reduction op", s, kRedOps); }
 bool collective_reduces(Collective c) noexcept {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
-}
-
-uint32_t Schedule::num_steps() const {
-  std::set<uint32_t> steps;
-  for (const Op& op : ops)
-    if (op.kind == Op::Kind::kTransfer) steps.insert(op.step);
-  return static_cast<uint32_t>(steps.size());
-}
-
-uint64_t Schedule::bytes_sent_by(int r) const {
-  uint64_t b = 0;
-  for (const Op& op : ops)
-    if (op.kind == Op::Kind::kTransfer && op.src == r) b += op.bytes;
-  return b;
 }
 
 uint64_t Schedule::payload_bytes() const {
@@ -212,6 +189,18 @@ Status validate_spec(const CollectiveSpec& spec, const Topology& topo) {
                               ", which another rank already uses");
     }
   }
+  // Byte sizes must fit in 64 bits: count x element size (x nranks for the per-rank-count collectives).
+  const bool per_rank = spec.collective == Collective::kAllGather || spec.collective == Collective::kReduceScatter ||
+                        spec.collective == Collective::kAllToAll || spec.collective == Collective::kGather ||
+                        spec.collective == Collective::kScatter;
+  const uint64_t ts = datatype_size(spec.datatype);
+  const uint64_t mult = ts * (per_rank ? static_cast<uint64_t>(spec.nranks) : 1);
+  if (spec.count > std::numeric_limits<uint64_t>::max() / mult) {
+    return invalid_argument("count " + std::to_string(spec.count) + " of " + datatype_name(spec.datatype) + " (" +
+                            std::to_string(ts) + " bytes" +
+                            (per_rank ? " x " + std::to_string(spec.nranks) + " ranks" : std::string()) +
+                            ") overflows a 64-bit byte count");
+  }
   const bool rooted = spec.collective == Collective::kBroadcast || spec.collective == Collective::kReduce ||
                       spec.collective == Collective::kGather || spec.collective == Collective::kScatter;
   if (rooted && (spec.root < 0 || spec.root >= spec.nranks)) {
@@ -223,6 +212,11 @@ Status validate_spec(const CollectiveSpec& spec, const Topology& topo) {
 }  // namespace
 
 Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning) {
+  return build_schedule(spec, topo, tuning, ScheduleForm::kExplicit);
+}
+
+Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning,
+                                ScheduleForm form) {
   GENIE_TRY(validate_spec(spec, topo));
   if (tuning.nchannels < 1 || tuning.nchannels > nccl::kMaxChannels) {
     return invalid_argument("channel count " + std::to_string(tuning.nchannels) + " outside [1, " +
@@ -234,8 +228,20 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
     for (int r = 0; r < spec.nranks; ++r) s.spec.rank_to_gpu.push_back(r);
   }
   s.tuning = tuning;
+  // Compact form where the algorithm is circulant for this collective; explicit otherwise.
+  auto compact = [&](Result<bool> built, CompactSchedule&& cs) -> Result<bool> {
+    GENIE_ASSIGN_OR_RETURN(bool ok, std::move(built));
+    if (ok) s.compact = std::make_shared<const CompactSchedule>(std::move(cs));
+    return ok;
+  };
+  CompactSchedule cs;
+  const bool want_compact = form == ScheduleForm::kCompact;
   switch (tuning.algorithm) {
     case Algorithm::kRing:
+      if (want_compact) {
+        GENIE_ASSIGN_OR_RETURN(bool done, compact(build_ring_compact(s.spec, topo, tuning, &cs), std::move(cs)));
+        if (done) break;
+      }
       GENIE_TRY(build_ring(s.spec, topo, tuning, &s));
       break;
     case Algorithm::kTree:
@@ -243,21 +249,44 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
       break;
     case Algorithm::kNvls:
       if (!topo.nvls) return unsupported("NVLS needs NVSwitch multicast; topology " + topo.name + " has none");
+      if (nccl::comm_shape(s.spec, topo).nnodes > 1) {
+        // NCCL's NVLS across servers is CollNet+NVLS: NVLS inside servers, SHARP between them.
+        if (!topo.collnet) {
+          return unsupported("NVLS across servers needs in-network reduction (CollNet); topology " + topo.name +
+                             " declares none");
+        }
+        GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s, true));
+        break;
+      }
       GENIE_TRY(build_nvls(s.spec, tuning, &s));
       break;
     case Algorithm::kNvlsTree:
       if (!topo.nvls) return unsupported("NVLSTree needs NVSwitch multicast; topology " + topo.name + " has none");
-      GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s));
+      GENIE_TRY(build_nvls_tree(s.spec, topo, tuning, &s, false));
       break;
     case Algorithm::kDirect:
+      if (want_compact) {
+        GENIE_ASSIGN_OR_RETURN(bool done, compact(build_direct_compact(s.spec, tuning, &cs), std::move(cs)));
+        if (done) break;
+      }
       GENIE_TRY(build_direct(s.spec, tuning, &s));
       break;
     case Algorithm::kHalvingDoubling:
       GENIE_TRY(build_halving_doubling(s.spec, tuning, &s));
       break;
-    default:
-      // TODO(#3): PAT and CollNet schedules.
-      return unsupported(std::string("algorithm ") + algorithm_name(tuning.algorithm) + " is not implemented yet");
+    case Algorithm::kPat: {
+      GENIE_ASSIGN_OR_RETURN(bool built, build_pat_compact(s.spec, tuning, &cs));
+      if (built && want_compact) {
+        s.compact = std::make_shared<const CompactSchedule>(std::move(cs));
+      } else if (built) {
+        append_expansion(cs, &s);
+      }
+      break;
+    }
+    case Algorithm::kCollNetDirect:
+    case Algorithm::kCollNetChain:
+      GENIE_TRY(build_collnet(s.spec, topo, tuning, &s));
+      break;
   }
   // Once per collective: NCCL's base latency of the algorithm/protocol (kernel start, work fetch). NCCL
   // prices NVLS as one whole-collective latency (tuning.cc: latency = intraLat = 25 us on NVLink); our NVLS
@@ -269,6 +298,11 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
     // own latency (NET Tree Simple on the tree hops, NVLink Tree Simple on the NVLS stages), so keep only
     // the NVLS remainder as with NVLS.
     base_us = std::max(0.0, nccl::hw_latency_us(0, Algorithm::kNvlsTree, Protocol::kSimple) -
+                                4 * nccl::hw_latency_us(0, Algorithm::kTree, Protocol::kSimple));
+  } else if (tuning.algorithm == Algorithm::kNvls && nccl::comm_shape(s.spec, topo).nnodes > 1) {
+    // Across servers: NCCL's latency is intraLat (NVLS 25 us) + interLat; the DAG charges the four NVLS stages
+    // (NVLink Tree Simple each) and the SHARP upload (NET step latency), so keep the NVLS remainder.
+    base_us = std::max(0.0, nccl::hw_latency_us(0, Algorithm::kNvls, Protocol::kSimple) -
                                 4 * nccl::hw_latency_us(0, Algorithm::kTree, Protocol::kSimple));
   } else if (tuning.algorithm == Algorithm::kNvls) {
     // All-reduce: upload, reduced download, multicast download (the multicast upload is fused with the
@@ -282,9 +316,14 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
 }
 
 Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env) {
+  return plan_collective(spec, topo, env, ScheduleForm::kExplicit);
+}
+
+Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env,
+                                 ScheduleForm form) {
   GENIE_TRY(validate_spec(spec, topo));
   GENIE_ASSIGN_OR_RETURN(Tuning t, select_tuning(spec, topo, env));
-  return build_schedule(spec, topo, t);
+  return build_schedule(spec, topo, t, form);
 }
 
 }  // namespace genie::netsim

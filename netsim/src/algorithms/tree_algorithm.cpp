@@ -86,7 +86,8 @@ Status build_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning
     const uint64_t ch_bytes = split_part(total, static_cast<uint64_t>(nch), static_cast<uint64_t>(c));
     // Trees only perform when pipelined in chunks much smaller than a channel's share: as NCCL's
     // calcCollChunking does, halve the chunk while a channel would get fewer than depth x 8 chunks (floor
-    // kMinTreeChunkBytes).
+    // kMinTreeChunkBytes). Each chunk is stored and forwarded at every hop; LL and LL128 really forward each
+    // line as it arrives (not modelled: small LL trees come out slower than NCCL's model, docs/netsim.md).
     constexpr uint64_t kMinTreeChunkBytes = 32 * 1024;
     uint64_t chunk = t.chunk_bytes ? t.chunk_bytes : ch_bytes;
     while (chunk > kMinTreeChunkBytes && ch_bytes / chunk < 8 * static_cast<uint64_t>(max_depth)) chunk /= 2;
@@ -105,10 +106,9 @@ Status build_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning
         if (v == root) continue;
         std::vector<uint32_t> deps;
         for (int ch : children[static_cast<size_t>(v)]) deps.push_back(up[static_cast<size_t>(ch)]);
-        deps.push_back(up_prev[static_cast<size_t>(v)]);
-        up[static_cast<size_t>(v)] =
-            b.transfer_v(v, parent[static_cast<size_t>(v)], bytes, c,
-                         max_depth - static_cast<uint32_t>(depth[static_cast<size_t>(v)]), sl, true, deps);
+        up[static_cast<size_t>(v)] = b.transfer_v(v, parent[static_cast<size_t>(v)], bytes, c,
+                                                  max_depth - static_cast<uint32_t>(depth[static_cast<size_t>(v)]), sl,
+                                                  true, deps, up_prev[static_cast<size_t>(v)]);
       }
       // Broadcast down from the root once it holds the full sum.
       std::fill(down.begin(), down.end(), DagBuilder::kNone);
@@ -121,9 +121,9 @@ Status build_tree(const CollectiveSpec& spec, const Topology& topo, const Tuning
         } else {
           deps.push_back(down[static_cast<size_t>(p)]);
         }
-        deps.push_back(down_prev[static_cast<size_t>(v)]);
-        down[static_cast<size_t>(v)] = b.transfer_v(
-            p, v, bytes, c, max_depth + static_cast<uint32_t>(depth[static_cast<size_t>(v)]) - 1, sl, false, deps);
+        down[static_cast<size_t>(v)] =
+            b.transfer_v(p, v, bytes, c, max_depth + static_cast<uint32_t>(depth[static_cast<size_t>(v)]) - 1, sl,
+                         false, deps, down_prev[static_cast<size_t>(v)]);
       }
       up_prev = up;
       down_prev = down;

@@ -22,6 +22,10 @@ void AnalyticalModel::start(uint64_t id, const TransferRequest& req, SimTime now
   }
 }
 
+void AnalyticalModel::split(uint64_t, SimTime, std::span<const uint64_t>, std::span<const TransferRequest>) {
+  GENIE_ASSERT(false, "the analytical model has no contention, so a symmetry class is never split");
+}
+
 std::optional<SimTime> AnalyticalModel::next_event(SimTime now) {
   if (heap_.empty()) return std::nullopt;
   return max(SimTime::zero(), heap_.top().end - now);

@@ -16,6 +16,9 @@ class AnalyticalModel final : public NetworkModel {
  public:
   AnalyticalModel(const Topology& topo, bool record_usage) : topo_(topo), record_(record_usage) {}
   void start(uint64_t id, const TransferRequest& req, SimTime now) override;
+  /// Never needed: without contention a symmetry class never has to be split. Aborts.
+  void split(uint64_t id, SimTime now, std::span<const uint64_t> ids,
+             std::span<const TransferRequest> members) override;
   std::optional<SimTime> next_event(SimTime now) override;
   void advance(SimTime now, SimTime dt) override;
   size_t active() const override { return heap_.size(); }

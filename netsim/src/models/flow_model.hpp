@@ -24,6 +24,8 @@ class FlowModel final : public NetworkModel {
  public:
   FlowModel(const Topology& topo, bool record_usage);
   void start(uint64_t id, const TransferRequest& req, SimTime now) override;
+  void split(uint64_t id, SimTime now, std::span<const uint64_t> ids,
+             std::span<const TransferRequest> members) override;
   std::optional<SimTime> next_event(SimTime now) override;
   void advance(SimTime now, SimTime dt) override;
   size_t active() const override { return live_; }
@@ -37,6 +39,8 @@ class FlowModel final : public NetworkModel {
     lmm::Id var = lmm::kNoId;
     double rem0 = 0;       // wire bytes remaining at t0
     SimTime t0;            // when rem0 and rate were last set
+    SimTime lat_end;       // end of the latency phase
+    SimTime end_pred;      // predicted end of the data phase (valid while active with rate > 0)
     double rate = 0;       // bytes/s since t0
     uint32_t version = 0;  // bumps whenever the predicted end changes (stale heap entries are skipped)
     bool active = false;   // past its latency phase
@@ -53,9 +57,12 @@ class FlowModel final : public NetworkModel {
   using MinHeap = std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>>;
   void resolve(SimTime now);
   uint32_t alloc_slot();
+  /// New flow in slot `slot` over `req`'s links; its variable is enabled when `active`.
+  void add_flow(uint32_t slot, uint64_t id, const TransferRequest& req, bool active);
   void finish(uint32_t slot, SimTime t);
   void record(const Flow& f, SimTime until);
-  bool valid(const HeapEntry& e) const;
+  bool valid(const HeapEntry& e) const;          // completion entry still current
+  bool latency_valid(const HeapEntry& e) const;  // latency entry still current
 
   const Topology& topo_;
   bool record_;
@@ -64,7 +71,7 @@ class FlowModel final : public NetworkModel {
   std::vector<uint32_t> free_slots_;
   std::vector<uint32_t> slot_of_var_;  // lmm variable id -> flow slot
   std::unordered_map<uint64_t, uint32_t> slot_of_;
-  MinHeap latency_q_;     // latency phase ends (version unused)
+  MinHeap latency_q_;     // latency phase ends
   MinHeap completion_q_;  // predicted data-phase ends
   uint64_t seq_ = 0;
   size_t live_ = 0;

@@ -65,37 +65,86 @@ int32_t Topology::link_cost(uint32_t ch) const {
   return static_cast<int32_t>(std::max(1.0, std::round(kRouteRefBwBytesPerS / std::max(bw, 1.0))));
 }
 
-const std::vector<int32_t>& Topology::distances_to(int dst) const {
-  std::lock_guard<std::mutex> lock(*cache_mu_);
-  auto it = dist_cache_.find(dst);
-  if (it != dist_cache_.end()) return *it->second;
-  // Dijkstra on reversed edges: cost from every node to dst. Links are full duplex with equal cost both
-  // ways, so the reverse graph equals the forward graph.
-  auto dist = std::make_unique<std::vector<int32_t>>(nodes_.size(), -1);
+namespace {
+/// Distance-vector cache budget in entries (int32 each: 32 MiB). One vector per destination costs one entry per
+/// node and a full Dijkstra search, which pays off when many sources route to one destination on a small graph.
+constexpr size_t kDistCacheBudgetEntries = size_t{8} << 20;
+/// Above this many nodes routes always use searches that stop at the source: a full search per destination
+/// visits the whole graph (a 4096-GPU rail fabric has ~11k nodes), while most routes of a collective stay
+/// inside a server or a leaf and settle a few dozen nodes. hgx-h100 x 64 servers has ~1400 nodes.
+constexpr size_t kDistCacheMaxNodes = 4096;
+
+/// Dijkstra on reversed edges from `dst`: links are full duplex with equal cost both ways, so the reverse graph
+/// equals the forward graph. `settle(u, d)` is called as each node is settled and returns false to stop.
+/// Never routes *through* a GPU unless `gpus_forward` (NVLink forwarding through a GPU is PXN, which the
+/// algorithm library models explicitly as separate transfers).
+template <class Get, class Set, class Settle, class Adj, class Cost, class IsGpu>
+void dijkstra_from(int dst, bool gpus_forward, Get get, Set set, Settle settle, Adj adj, Cost cost, IsGpu is_gpu) {
   using Item = std::pair<int32_t, int>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> q;
-  (*dist)[static_cast<size_t>(dst)] = 0;
+  set(dst, 0);
   q.emplace(0, dst);
   while (!q.empty()) {
     const auto [d, u] = q.top();
     q.pop();
-    if (d != (*dist)[static_cast<size_t>(u)]) continue;
-    // Never route *through* a GPU (NVLink forwarding through a GPU is PXN, which the algorithm library
-    // models explicitly as separate transfers).
-    if (!gpus_forward && u != dst && nodes_[static_cast<size_t>(u)].kind == NodeKind::kGpu) continue;
-    for (uint32_t ch : adj_[static_cast<size_t>(u)]) {
-      const int v = channel_dst(ch);
-      const int32_t nd = d + link_cost(ch);
-      int32_t& dv = (*dist)[static_cast<size_t>(v)];
+    if (d != get(u)) continue;
+    if (!settle(u, d)) return;
+    if (!gpus_forward && u != dst && is_gpu(u)) continue;
+    for (uint32_t ch : adj(u)) {
+      const auto [v, c] = cost(ch);
+      const int32_t nd = d + c;
+      const int32_t dv = get(v);
       if (dv < 0 || nd < dv) {
-        dv = nd;
+        set(v, nd);
         q.emplace(nd, v);
       }
     }
   }
-  auto& ref = *dist;
+}
+}  // namespace
+
+const std::vector<int32_t>* Topology::distances_to(int dst) const {
+  auto it = dist_cache_.find(dst);
+  if (it != dist_cache_.end()) return it->second.get();
+  if (nodes_.size() > kDistCacheMaxNodes || dist_cache_entries_ + nodes_.size() > kDistCacheBudgetEntries)
+    return nullptr;
+  auto dist = std::make_unique<std::vector<int32_t>>(nodes_.size(), -1);
+  auto& dv = *dist;
+  dijkstra_from(
+      dst, gpus_forward, [&](int v) { return dv[static_cast<size_t>(v)]; },
+      [&](int v, int32_t d) { dv[static_cast<size_t>(v)] = d; }, [](int, int32_t) { return true; },
+      [&](int u) -> const std::vector<uint32_t>& { return adj_[static_cast<size_t>(u)]; },
+      [&](uint32_t ch) { return std::make_pair(channel_dst(ch), link_cost(ch)); },
+      [&](int u) { return nodes_[static_cast<size_t>(u)].kind == NodeKind::kGpu; });
+  dist_cache_entries_ += nodes_.size();
+  const std::vector<int32_t>* ref = dist.get();
   dist_cache_.emplace(dst, std::move(dist));
   return ref;
+}
+
+void Topology::partial_distances(int dst, int src) const {
+  if (scratch_dist_.size() != nodes_.size()) {
+    scratch_dist_.assign(nodes_.size(), -1);
+    scratch_stamp_.assign(nodes_.size(), 0);
+  }
+  if (++scratch_gen_ == 0) {  // stamp wrap-around: clear
+    std::fill(scratch_stamp_.begin(), scratch_stamp_.end(), 0);
+    scratch_gen_ = 1;
+  }
+  const uint32_t gen = scratch_gen_;
+  // Every node closer to dst than src is settled before src, so the next hops of the route (all closer)
+  // have their final distances when the search stops.
+  dijkstra_from(
+      dst, gpus_forward,
+      [&](int v) { return scratch_stamp_[static_cast<size_t>(v)] == gen ? scratch_dist_[static_cast<size_t>(v)] : -1; },
+      [&](int v, int32_t d) {
+        scratch_stamp_[static_cast<size_t>(v)] = gen;
+        scratch_dist_[static_cast<size_t>(v)] = d;
+      },
+      [&](int u, int32_t) { return u != src; },
+      [&](int u) -> const std::vector<uint32_t>& { return adj_[static_cast<size_t>(u)]; },
+      [&](uint32_t ch) { return std::make_pair(channel_dst(ch), link_cost(ch)); },
+      [&](int u) { return nodes_[static_cast<size_t>(u)].kind == NodeKind::kGpu; });
 }
 
 namespace {
@@ -115,6 +164,28 @@ void Topology::set_gpu_nic(int gpu, int nic_node) {
 
 int Topology::nic_of_gpu(int gpu) const {
   return static_cast<size_t>(gpu) < gpu_nic_.size() ? gpu_nic_[static_cast<size_t>(gpu)] : -1;
+}
+
+namespace {
+Route concat(Route r, const Route& seg) {
+  if (r.channels.empty()) r.bottleneck_bytes_per_s = std::numeric_limits<double>::infinity();
+  r.channels.insert(r.channels.end(), seg.channels.begin(), seg.channels.end());
+  r.latency_ns += seg.latency_ns;
+  if (!seg.channels.empty()) r.bottleneck_bytes_per_s = std::min(r.bottleneck_bytes_per_s, seg.bottleneck_bytes_per_s);
+  r.crosses_net |= seg.crosses_net;
+  r.via_nvswitch |= seg.via_nvswitch;
+  return r;
+}
+}  // namespace
+
+int Topology::collnet_switch_of_gpu(int gpu) const {
+  const int nic = nic_of_gpu(gpu);
+  if (nic < 0) return -1;
+  for (uint32_t ch : adj_[static_cast<size_t>(nic)]) {
+    const NodeKind k = nodes_[static_cast<size_t>(channel_dst(ch))].kind;
+    if (k == NodeKind::kLeafSwitch || k == NodeKind::kSwitch || k == NodeKind::kSpineSwitch) return channel_dst(ch);
+  }
+  return -1;
 }
 
 Result<Route> Topology::route(int src, int dst, uint64_t flow_key) const {
@@ -138,14 +209,33 @@ Result<Route> Topology::route(int src, int dst, uint64_t flow_key) const {
     }
     return r;
   }
+  // GPU <-> fabric switch (CollNet's in-network reduction): through the GPU's own NIC.
+  auto fabric = [&](const Node& x) { return x.server < 0 && x.kind != NodeKind::kGpu; };
+  if (a.kind == NodeKind::kGpu && fabric(b) && nic_of_gpu(a.gpu) >= 0) {
+    GENIE_ASSIGN_OR_RETURN(Route r, shortest_route(src, nic_of_gpu(a.gpu), flow_key));
+    GENIE_ASSIGN_OR_RETURN(Route seg, shortest_route(nic_of_gpu(a.gpu), dst, flow_key));
+    return concat(std::move(r), seg);
+  }
+  if (fabric(a) && b.kind == NodeKind::kGpu && nic_of_gpu(b.gpu) >= 0) {
+    GENIE_ASSIGN_OR_RETURN(Route r, shortest_route(src, nic_of_gpu(b.gpu), flow_key));
+    GENIE_ASSIGN_OR_RETURN(Route seg, shortest_route(nic_of_gpu(b.gpu), dst, flow_key));
+    return concat(std::move(r), seg);
+  }
   return shortest_route(src, dst, flow_key);
 }
 
 Result<Route> Topology::shortest_route(int src, int dst, uint64_t flow_key) const {
   Route r;
   if (src == dst) return r;
-  const auto& dist = distances_to(dst);
-  if (dist[static_cast<size_t>(src)] < 0) {
+  std::lock_guard<std::mutex> lock(*cache_mu_);
+  const std::vector<int32_t>* full = distances_to(dst);
+  if (full == nullptr) partial_distances(dst, src);
+  const uint32_t gen = scratch_gen_;
+  auto dist = [&](int v) -> int32_t {
+    if (full != nullptr) return (*full)[static_cast<size_t>(v)];
+    return scratch_stamp_[static_cast<size_t>(v)] == gen ? scratch_dist_[static_cast<size_t>(v)] : -1;
+  };
+  if (dist(src) < 0) {
     return not_found("no path from " + nodes_[static_cast<size_t>(src)].name + " to " +
                      nodes_[static_cast<size_t>(dst)].name);
   }
@@ -155,15 +245,16 @@ Result<Route> Topology::shortest_route(int src, int dst, uint64_t flow_key) cons
   std::vector<uint32_t> next;
   while (u != dst) {
     next.clear();
-    const int32_t du = dist[static_cast<size_t>(u)];
+    const int32_t du = dist(u);
     for (uint32_t ch : adj_[static_cast<size_t>(u)]) {
       const int v = channel_dst(ch);
-      if (dist[static_cast<size_t>(v)] >= 0 && dist[static_cast<size_t>(v)] == du - link_cost(ch) &&
+      const int32_t dv = dist(v);
+      if (dv >= 0 && dv == du - link_cost(ch) &&
           (gpus_forward || v == dst || nodes_[static_cast<size_t>(v)].kind != NodeKind::kGpu)) {
         next.push_back(ch);
       }
     }
-    GENIE_ASSERT(!next.empty(), "route: BFS distances inconsistent");
+    GENIE_ASSERT(!next.empty(), "route: Dijkstra distances inconsistent");
     const uint32_t ch = next[h % next.size()];
     h = mix(h);
     const Link& l = channel_link(ch);

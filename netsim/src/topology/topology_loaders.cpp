@@ -117,6 +117,9 @@ struct ServerPreset {
   int64_t nic_latency_ns = 0;
   int64_t host_launch_per_gpu_ns = 0;
   int64_t host_launch_per_gpu_channel_ns = 0;
+  double hbm_bw = 0;  // per GPU, bytes/s
+  std::string cpu_vendor;
+  bool collnet = false;  // the multi-node fabric reduces in the network (SHARP)
 };
 
 Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
@@ -182,11 +185,28 @@ Result<ServerPreset> parse_preset(const json& j, const std::string& origin) {
     p.nic_bw = bw * kGiga / 8;
     p.nic_latency_ns = static_cast<int64_t>(lat);
   }
+  if (const json* n = r.get("collnet")) {
+    ObjReader nr(*n, origin, "$.collnet");
+    GENIE_TRY(nr.check_object());
+    GENIE_ASSIGN_OR_RETURN(p.collnet, nr.boolean("in_network_reduction", false));
+    GENIE_TRY(nr.finish());
+  }
+  if (const json* n = r.get("hbm")) {
+    ObjReader nr(*n, origin, "$.hbm");
+    GENIE_TRY(nr.check_object());
+    GENIE_ASSIGN_OR_RETURN(double bw, nr.number("bw_gbytes_per_s", std::nullopt, 0.001, 1e6));
+    GENIE_TRY(nr.finish());
+    p.hbm_bw = bw * kGiga;
+  }
   if (const json* n = r.get("host")) {
     ObjReader nr(*n, origin, "$.host");
     GENIE_TRY(nr.check_object());
     GENIE_ASSIGN_OR_RETURN(double per_gpu, nr.number("launch_per_gpu_ns", 0.0, 0, 1e9));
     GENIE_ASSIGN_OR_RETURN(double per_ch, nr.number("launch_per_gpu_channel_ns", 0.0, 0, 1e9));
+    GENIE_ASSIGN_OR_RETURN(p.cpu_vendor, nr.string("cpu_vendor", std::string()));
+    if (!p.cpu_vendor.empty() && p.cpu_vendor != "intel" && p.cpu_vendor != "amd" && p.cpu_vendor != "arm") {
+      return bad(origin, "$.host.cpu_vendor", "unknown CPU vendor '" + p.cpu_vendor + "' (expected intel, amd or arm)");
+    }
     GENIE_TRY(nr.finish());
     p.host_launch_per_gpu_ns = static_cast<int64_t>(per_gpu);
     p.host_launch_per_gpu_channel_ns = static_cast<int64_t>(per_ch);
@@ -223,9 +243,12 @@ Result<std::shared_ptr<const Topology>> build_from_preset(const ServerPreset& p,
   t->host_launch_per_gpu_ns = p.host_launch_per_gpu_ns;
   t->host_launch_per_gpu_channel_ns = p.host_launch_per_gpu_channel_ns;
   t->nvlink_bw_bytes_per_s = p.nvlinks_per_gpu * p.nvlink_bw;
+  t->hbm_bw_bytes_per_s = p.hbm_bw;
+  t->cpu_vendor = p.cpu_vendor;
   const bool multi = opts.nodes > 1;
   const int nics = multi ? std::min(p.nic_per_node, std::max(1, gpn)) : 0;
   t->nic_per_server = nics;
+  t->collnet = multi && p.collnet;
   t->net_bw_bytes_per_s = multi ? p.nic_bw * nics / gpn : 0;
   std::vector<std::vector<int>> nic_nodes(static_cast<size_t>(opts.nodes));
   // GPUs first so that GPU index == rank placement order (server-major).
@@ -374,7 +397,7 @@ Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec) {
       if (used != tok.size() || v < 1) throw std::invalid_argument(tok);
       sizes.push_back(v);
     } catch (const std::exception&) {
-      return invalid_argument("topology '" + spec + "': bad dimension '" + tok + "' (expected e.g. torus2d:4x4)");
+      return invalid_argument("topology '" + spec + "': bad dimensions '" + dims + "' (expected e.g. torus2d:4x4)");
     }
   }
   const size_t want = kind == "ring" ? 1 : kind == "torus2d" ? 2 : 3;
@@ -421,11 +444,17 @@ Result<std::shared_ptr<const Topology>> parse_graph(const json& j, const std::st
   GENIE_ASSIGN_OR_RETURN(t->nvls, r.boolean("nvls", false));
   GENIE_ASSIGN_OR_RETURN(t->nvls_efficiency, r.number("nvls_efficiency", 0.85, 0, 1));
   GENIE_ASSIGN_OR_RETURN(t->collnet, r.boolean("collnet", false));
+  GENIE_ASSIGN_OR_RETURN(t->cpu_vendor, r.string("cpu_vendor", std::string()));
+  if (!t->cpu_vendor.empty() && t->cpu_vendor != "intel" && t->cpu_vendor != "amd" && t->cpu_vendor != "arm") {
+    return bad(origin, "$.cpu_vendor", "unknown CPU vendor '" + t->cpu_vendor + "' (expected intel, amd or arm)");
+  }
   GENIE_ASSIGN_OR_RETURN(t->gpus_forward, r.boolean("gpus_forward", false));
   GENIE_ASSIGN_OR_RETURN(double hl, r.number("host_launch_per_gpu_ns", 0.0, 0, 1e9));
   t->host_launch_per_gpu_ns = static_cast<int64_t>(hl);
   GENIE_ASSIGN_OR_RETURN(double hc, r.number("host_launch_per_gpu_channel_ns", 0.0, 0, 1e9));
   t->host_launch_per_gpu_channel_ns = static_cast<int64_t>(hc);
+  GENIE_ASSIGN_OR_RETURN(double hbm, r.number("hbm_bw_gbytes_per_s", 0.0, 0, 1e6));
+  t->hbm_bw_bytes_per_s = hbm * kGiga;
   const json* nodes = r.get("nodes");
   const json* links = r.get("links");
   GENIE_TRY(r.finish());

@@ -48,7 +48,8 @@ Status run_sim(const SimFlags& f) {
   o.root = f.root;
   GENIE_ASSIGN_OR_RETURN(o.engine, netsim::parse_engine(f.engine));
   o.gpus_per_thread = f.gpus_per_thread;
-  // NCCL_ALGO, NCCL_PROTO, NCCL_*_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE come from the registry.
+  // NCCL_ALGO, NCCL_PROTO, NCCL_*_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE and
+  // NCCL_PAT_ENABLE come from the registry.
   GENIE_ASSIGN_OR_RETURN(config::Config cfg, config::Config::load_from_process());
   o.env = netsim::NcclEnv::from_config(cfg);
   GENIE_ASSIGN_OR_RETURN(netsim::SweepResult r, netsim::run_sweep(o));

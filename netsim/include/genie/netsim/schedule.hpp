@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,10 @@ bool collective_reduces(Collective c) noexcept;
 
 /// Endpoint id meaning "the NVSwitch multicast object of the sender's/receiver's server" (NVLS).
 inline constexpr int32_t kNvlsEndpoint = -1;
+/// Endpoint id meaning "the fabric's in-network reduction (SHARP), entered at the first switch behind the
+/// peer rank's NIC" (CollNet): a transfer to it uploads a contribution, one from it returns the reduced
+/// result once every contribution of that data has arrived.
+inline constexpr int32_t kCollNetEndpoint = -2;
 
 /// What a collective call asks for, as the NCCL API sees it.
 struct CollectiveSpec {
@@ -91,8 +96,8 @@ struct Tuning {
 };
 
 /// One node of the DAG. A transfer moves `bytes` from rank `src` to rank `dst` (either may be
-/// kNvlsEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives (NCCL's
-/// recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
+/// kNvlsEndpoint or kCollNetEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives
+/// (NCCL's recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
 struct Op {
   enum class Kind : uint8_t { kTransfer, kReduce, kCopy };
   Kind kind = Kind::kTransfer;
@@ -108,10 +113,65 @@ struct Op {
   uint64_t bytes = 0;
   uint32_t dep_begin = 0;  ///< dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
   uint32_t dep_count = 0;
+  /// One of the dependencies may be the op issued before this one on the same connection (its sender's
+  /// FIFO; kNoIssueDep: none). It orders the transfers but carries none of this op's data: this op's bytes
+  /// wait for it to finish, while its per-step synchronisation latency overlaps it, as NCCL's NCCL_STEPS
+  /// buffer slots let a sender run ahead of its receiver (src/device/prims_simple.h waitPeer).
+  static constexpr uint32_t kNoIssueDep = 0xffffffffu;
+  uint32_t issue_dep = kNoIssueDep;
+};
+
+/// A dependency of a CompactOp: member p waits for member (p + shift) mod n of compact op `op`.
+struct CompactDep {
+  uint32_t op = 0;
+  int32_t shift = 0;
+};
+
+/// A family of n = nranks transfers, one per position p of the channel's rank order: member p moves
+/// member_bytes(p) from rank orders[channel][p] to rank orders[channel][(p + dst_shift) mod n]. Dependencies
+/// are position-relative (CompactDep), so the family is invariant under rotation of the positions: this is
+/// what lets the simulator time one member per symmetry class instead of all n.
+struct CompactOp {
+  bool reduce = false;  ///< as Op::reduce
+  uint16_t channel = 0;
+  /// Issue chain of every member: ops of one lane are issued in order by each position (each depends on
+  /// the same member of the lane's previous op, its Op::issue_dep in the explicit form), so a member never
+  /// has two transfers of a lane in flight.
+  uint32_t lane = 0;
+  int32_t dst_shift = 1;
+  uint32_t step = 0;   ///< as Op::step
+  uint32_t slice = 0;  ///< as Op::slice
+  /// Bytes of every member, plus one for the `extra` members whose block index (p - rotation) mod n is
+  /// below `extra` (NCCL's split of a buffer into n nearly equal blocks).
+  uint64_t bytes = 0;
+  uint32_t extra = 0;
+  uint32_t rotation = 0;
+  uint32_t dep_begin = 0;  ///< CompactSchedule::deps[dep_begin, dep_begin + dep_count)
+  uint32_t dep_count = 0;
+  uint64_t member_bytes(uint32_t p, uint32_t n) const { return bytes + ((p + n - rotation % n) % n < extra ? 1 : 0); }
+};
+
+/// The compact form of a circulant Schedule (ring all-reduce/all-gather/reduce-scatter, direct all-to-all
+/// and all-reduce, sendrecv, PAT): one CompactOp per step, slice and channel with ranks implicit. Its
+/// expansion (expand_schedule) lists, for compact op k and position p, the transfer at index k * n + p.
+struct CompactSchedule {
+  int nranks = 0;
+  std::vector<std::vector<int32_t>> orders;  ///< per channel: position -> rank (a permutation of 0..n-1)
+  std::vector<CompactOp> ops;                ///< topological: every dependency names an earlier op
+  std::vector<CompactDep> deps;
+  std::span<const CompactDep> deps_of(size_t op) const { return {deps.data() + ops[op].dep_begin, ops[op].dep_count}; }
+};
+
+/// How build_schedule / plan_collective represent a collective.
+enum class ScheduleForm {
+  kExplicit,  ///< every transfer an Op with its dependencies (what the real transport executes)
+  kCompact,   ///< CompactSchedule for circulant algorithms (others stay explicit); far smaller at scale and
+              ///< timed by symmetry in the simulator, with the same results as the explicit form
 };
 
 /// A collective as a DAG: ops in a topological order (every dependency has a smaller index).
-/// Plain data; copyable; not thread-safe to mutate.
+/// Plain data; copyable; not thread-safe to mutate. Either explicit (`ops`, `deps`) or compact (`compact`
+/// set, `ops` and `deps` empty); expand_schedule() turns the second into the first.
 struct Schedule {
   CollectiveSpec spec;
   Tuning tuning;
@@ -119,8 +179,13 @@ struct Schedule {
   std::vector<uint32_t> deps;
   /// Fixed per-collective latency the algorithm pays once (NCCL baseLatencies), in ns.
   int64_t base_latency_ns = 0;
+  /// Compact form (ScheduleForm::kCompact of a circulant algorithm), or null.
+  std::shared_ptr<const CompactSchedule> compact;
 
   std::span<const uint32_t> deps_of(size_t op) const { return {deps.data() + ops[op].dep_begin, ops[op].dep_count}; }
+  bool is_compact() const { return compact != nullptr; }
+  /// Number of ops of the explicit form (ops.size(), or compact ops x nranks).
+  size_t num_ops() const;
   /// Number of distinct `step` values among transfers.
   uint32_t num_steps() const;
   /// Bytes rank `r` sends in transfers (to ranks or the NVLS endpoint).
@@ -129,16 +194,23 @@ struct Schedule {
   uint64_t payload_bytes() const;
 };
 
+/// The explicit form of `s` (a copy when it already is explicit): the same ops, dependencies and times as
+/// build_schedule(..., ScheduleForm::kExplicit) gives for the same collective.
+Schedule expand_schedule(const Schedule& s);
+
 /// NCCL environment knobs that steer selection, read from the config registry (NCCL_ALGO, NCCL_PROTO,
-/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE). Empty/-1 means unset.
+/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE,
+/// NCCL_PAT_ENABLE). Empty/-1 means unset.
 struct NcclEnv {
   std::string algo;
   std::string proto;
   int min_channels = -1;
   int max_channels = -1;
   int64_t buffsize = -1;
-  int nvls_enable = -1;  ///< -1/2: auto, 0: off, 1: on
-  /// Reads the six NCCL_* parameters from a config snapshot.
+  int nvls_enable = -1;     ///< -1/2: auto, 0: off, 1: on
+  int collnet_enable = -1;  ///< -1/0: off (NCCL's default), 1: CollNet where the topology has in-network reduction
+  int pat_enable = -1;      ///< -1/2: auto (one GPU per node), 0: off, 1: on
+  /// Reads the NCCL_* parameters from a config snapshot.
   static NcclEnv from_config(const config::Config& cfg);
 };
 
@@ -153,8 +225,15 @@ Result<Tuning> select_tuning(const CollectiveSpec& spec, const Topology& topo, c
 /// placement off the topology, root out of range, count not divisible as needed), Unsupported (algorithm
 /// not applicable to this collective or topology).
 Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning);
+/// Same, in the requested form: kCompact gives a compact Schedule for circulant algorithms (ring all-reduce,
+/// all-gather and reduce-scatter; direct; PAT) and an explicit one otherwise.
+Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning,
+                                ScheduleForm form);
 
-/// select_tuning + build_schedule.
+/// select_tuning + build_schedule (explicit).
 Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env);
+/// select_tuning + build_schedule in the requested form.
+Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env,
+                                 ScheduleForm form);
 
 }  // namespace genie::netsim

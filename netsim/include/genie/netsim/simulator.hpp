@@ -44,8 +44,17 @@ struct OpTiming {
 struct CollectiveTiming {
   SimTime start;              ///< submission time
   SimTime end;                ///< when its last op finished
-  std::vector<OpTiming> ops;  ///< indexed like Schedule::ops
+  std::vector<OpTiming> ops;  ///< indexed like Schedule::ops (of expand_schedule() for a compact schedule)
+  /// A compact schedule timed by symmetry (`period` > 0, `ops` empty): member p of compact op k, i.e. op
+  /// k * members + p of the explicit form, has the timing classes[k * period + p % period].
+  std::vector<OpTiming> classes;
+  uint32_t period = 0;   ///< symmetry period (divides `members`); 0 when `ops` holds every op
+  uint32_t members = 0;  ///< positions per compact op (ranks)
   SimTime duration() const { return end - start; }
+  /// Number of ops of the explicit form.
+  size_t num_ops() const { return period > 0 ? classes.size() / period * members : ops.size(); }
+  /// Timing of op `i` of the explicit form, however the collective was timed.
+  OpTiming op(size_t i) const { return period > 0 ? classes[i / members * period + i % members % period] : ops[i]; }
 };
 
 /// Utilisation of one direction of one link over [start, end): bytes/s carried.
@@ -59,6 +68,12 @@ struct LinkUsageSample {
 /// Owns a clock, an engine and one network model; times any number of schedules, which contend for links
 /// in the flow engine (different collectives, communicators and jobs alike). Not thread-safe; several
 /// Simulators may live in one process.
+///
+/// Compact schedules (ScheduleForm::kCompact) are timed by symmetry: one transfer per symmetry class and
+/// step instead of one per rank, with the same times as their explicit form (engine/quotient_plan.hpp
+/// states when two members are interchangeable). In the flow engine a compact collective whose links
+/// another running collective also uses is expanded at that moment (each class continues as its members,
+/// from the same state), so contention stays exact. With record_link_usage compact schedules run explicit.
 class Simulator {
  public:
   Simulator(std::shared_ptr<const Topology> topo, SimulatorOptions opts);

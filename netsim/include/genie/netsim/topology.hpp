@@ -56,7 +56,9 @@ struct Route {
 /// The cluster graph. Built by the loaders below (presets, ASTRA-sim YAML, explicit JSON) or by hand in
 /// tests. Routing is shortest path by an inverse-bandwidth metric (hop count on uniform fabrics); among equal-cost next
 /// hops the choice is a deterministic hash of (source, destination, flow key), i.e. ECMP. Routing caches distance
-/// vectors per destination (guarded by a mutex, so const routing is thread-safe); building is not thread-safe.
+/// vectors per destination up to a memory budget, beyond which each route runs a Dijkstra search from the
+/// destination that stops at the source (same routes, bounded memory on large fabrics); guarded by a mutex, so
+/// const routing is thread-safe; building is not thread-safe.
 class Topology {
  public:
   int add_node(NodeKind kind, std::string name, int server = -1);
@@ -84,6 +86,9 @@ class Topology {
   /// peer's NIC -> peer GPU.
   void set_gpu_nic(int gpu, int nic_node);
   int nic_of_gpu(int gpu) const;
+  /// Fabric switch (leaf or generic switch) directly behind GPU `gpu`'s NIC, where CollNet's in-network
+  /// reduction starts; -1 when the GPU has no NIC or the NIC no switch.
+  int collnet_switch_of_gpu(int gpu) const;
 
   // Facts used by the algorithm library and tuning model.
   std::string name;
@@ -92,7 +97,12 @@ class Topology {
   int gpus_per_server = 1;
   bool nvls = false;           ///< NVSwitch multicast/reduction (NVLS) available
   double nvls_efficiency = 0;  ///< NVLS data efficiency relative to NVLink bandwidth
-  bool collnet = false;        ///< in-network reduction (SHARP) declared by the fabric
+  /// In-network reduction (NVIDIA SHARP on the fabric switches): NCCL's CollNet algorithms can offload the
+  /// inter-server reduction to the first fabric switch of each GPU's NIC (collnet_switch_of_gpu).
+  bool collnet = false;
+  /// Host CPU vendor ("intel", "amd", or empty: unknown), which NCCL's model uses for network overheads and
+  /// multi-node LL bandwidth.
+  std::string cpu_vendor;
   /// GPUs relay traffic for others (direct networks: ring, torus, ASTRA-sim Ring/FullyConnected
   /// dimensions). Off for switched servers, where routes never transit a GPU.
   bool gpus_forward = false;
@@ -108,9 +118,15 @@ class Topology {
   double nvlink_bw_bytes_per_s = 0;
   /// Per-GPU network bandwidth (one direction), or 0 for a single server.
   double net_bw_bytes_per_s = 0;
+  /// Per-GPU HBM bandwidth (datasheet peak, read + write), or 0 when unknown: local reductions and copies
+  /// of a schedule then cost nothing.
+  double hbm_bw_bytes_per_s = 0;
 
  private:
-  const std::vector<int32_t>& distances_to(int dst) const;
+  /// Cached distance vector to `dst` (every node), or null when the cache budget is spent.
+  const std::vector<int32_t>* distances_to(int dst) const;
+  /// Dijkstra from `dst` stopped once `src` is settled, into scratch_dist_ (entries stamped scratch_gen_).
+  void partial_distances(int dst, int src) const;
   Result<Route> shortest_route(int src, int dst, uint64_t flow_key) const;
   std::vector<int> gpu_nic_;  // gpu -> NIC node, -1 if unbound
   int32_t link_cost(uint32_t ch) const;
@@ -120,6 +136,10 @@ class Topology {
   std::vector<std::vector<uint32_t>> adj_;                                         // node -> outgoing directed channels
   mutable std::unique_ptr<std::mutex> cache_mu_ = std::make_unique<std::mutex>();  // pointer: Topology stays movable
   mutable std::map<int, std::unique_ptr<std::vector<int32_t>>> dist_cache_;
+  mutable size_t dist_cache_entries_ = 0;
+  mutable std::vector<int32_t> scratch_dist_;
+  mutable std::vector<uint32_t> scratch_stamp_;
+  mutable uint32_t scratch_gen_ = 0;
 };
 
 /// Options for building a topology by name.
