@@ -7,6 +7,7 @@ packages=(
   libibverbs-dev rdma-core libfabric-dev libhwloc-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev iproute2
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -65,9 +65,11 @@ void nccl_debug_init_line(const Communicator& c) {
              "comm %p rank %d nRanks %d nNodes %d localRanks %d cudaDev %d - Init COMPLETE",
              static_cast<const void*>(&c), c.rank(), c.nranks(), t.num_nodes(), c.nranks() / std::max(1, t.num_nodes()),
              c.cuda_dev());
+  const std::string data = c.real_fabric() ? "over the real fabric (libfabric " + c.fabric_provider() + ")"
+                           : c.cross_process() ? "through shared memory between processes"
+                                               : "within this process";
   nccl_debug(NcclDebugLevel::kInfo, c.cuda_dev(), "Genie: topology %s, rank %d on GPU %d, data %s",
-             t.topology_name().c_str(), c.rank(), t.gpu_of(c.rank()),
-             c.cross_process() ? "through shared memory between processes" : "within this process");
+             t.topology_name().c_str(), c.rank(), t.gpu_of(c.rank()), data.c_str());
 }
 
 }  // namespace genie::shim
