@@ -262,6 +262,12 @@ double measure_goodput_bps(const Testbed& t) {
   return rate;
 }
 
+std::string num_text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
 std::string rate_text(double bps) {
   std::ostringstream o;
   o << static_cast<uint64_t>(bps) << "bit";
@@ -415,7 +421,7 @@ Result<Testbed> testbed_up(const TestbedSpec& spec, bool* already) {
         n.push_back(std::to_string(spec.latency_us / 2) + "us");  // half the one-way latency on each end
         if (!run(n).is_ok()) {
           netem = false;
-          t.latency_note = "--latency-us " + std::to_string(spec.latency_us) +
+          t.latency_note = "--latency-us " + num_text(spec.latency_us) +
                            " cannot be honoured: this kernel has no netem qdisc, so the links' latency is what the "
                            "bridge path gives (measured below)";
         }
@@ -434,7 +440,7 @@ Result<Testbed> testbed_up(const TestbedSpec& spec, bool* already) {
       if (!r.is_ok()) return fail(r.status());
     }
   }
-  if (spec.latency_us >= 0 && netem) t.latency_note = "netem adds " + std::to_string(spec.latency_us) + " us one-way";
+  if (spec.latency_us >= 0 && netem) t.latency_note = "netem adds " + num_text(spec.latency_us) + " us one-way";
 #undef GENIE_TB_RUN
   if (spec.hosts >= 2) {
     t.measured_latency_us = measure_latency_us(t);

@@ -191,6 +191,9 @@ Result<std::shared_ptr<const FabricPlan>> CommTiming::fabric_plan(netsim::Collec
   spec.rank_to_gpu = rank_to_gpu_;
   GENIE_ASSIGN_OR_RETURN(netsim::Tuning tuning, netsim::select_tuning(spec, *topo_, env_));
   if (!executor_supports(c, tuning.algorithm)) tuning.algorithm = executor_algorithm(c);
+  // The CPU sends each chunk as plain bytes: NCCL's Simple protocol. LL/LL128 are GPU flag-word formats whose
+  // bandwidth cost the real fabric never pays, so simulating them would not describe what ran.
+  tuning.protocol = netsim::Protocol::kSimple;
   auto plan = std::make_shared<FabricPlan>();
   GENIE_ASSIGN_OR_RETURN(plan->schedule, netsim::build_schedule(spec, *topo_, tuning));
   if (simulate) {

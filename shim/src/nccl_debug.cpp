@@ -57,7 +57,8 @@ void nccl_debug_init_line(const Communicator& c) {
   static std::once_flag once;
   std::call_once(once, [&] {
     if (nccl_debug_level() >= NcclDebugLevel::kVersion)
-      std::fprintf(stderr, "NCCL version 2.28.9+cuda13.0 (Genie: simulated fabric)\n");
+      std::fprintf(stderr, "NCCL version 2.28.9+cuda13.0 (Genie: %s)\n",
+                   c.real_fabric() ? "real fabric" : "simulated fabric");
   });
   if (nccl_debug_level() < NcclDebugLevel::kInfo) return;
   auto& t = const_cast<Communicator&>(c).timing();
