@@ -6,6 +6,8 @@
 #include <sys/random.h>
 
 #include <cstring>
+#include <map>
+#include <memory>
 
 #include "communicator.hpp"
 #include "genie/common/log.hpp"
@@ -27,6 +29,9 @@ struct FabricHeader {
 // member's address blob (status byte first, as at init).
 constexpr size_t kSubEntryBytes = 1024;
 
+// How long a peer that exited may still deliver what it sent before it did.
+constexpr auto kDeadPeerGrace = std::chrono::milliseconds(500);
+
 }  // namespace
 
 FabricWait Communicator::fabric_wait(std::string what) {
@@ -34,13 +39,21 @@ FabricWait Communicator::fabric_wait(std::string what) {
   w.what = std::move(what);
   const double limit = hang_timeout_s();
   w.stall = std::chrono::milliseconds(limit > 0 ? static_cast<int64_t>(limit * 1000) : 0);
-  w.check = [this, what = w.what]() -> Status {
+  // Only the peers this wait still needs: a peer that finished its part and exited does not matter. What a
+  // peer sent just before it exited may still be in flight (a TBF queue holds up to 50 ms): its death fails
+  // the wait only once it has been dead for kDeadPeerGrace with the wait still needing it.
+  auto dead_since = std::make_shared<std::map<int, std::chrono::steady_clock::time_point>>();
+  w.check = [this, what = w.what, dead_since](const std::vector<int>& waiting_for) -> Status {
     if (aborted()) return Status(Errc::kRemote, "communicator aborted");
-    for (int r = 0; r < nranks_; ++r) {
+    const auto now = std::chrono::steady_clock::now();
+    for (int r : waiting_for) {
+      if (r < 0 || r >= nranks_) continue;
       const int fd = pidfds_[static_cast<size_t>(r)];
       if (fd < 0) continue;
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+        auto it = dead_since->emplace(r, now).first;
+        if (now - it->second < kDeadPeerGrace) continue;
         std::string msg = "peer rank " + std::to_string(r) + " (pid " +
                           std::to_string(peers_[static_cast<size_t>(r)].pid) + ") exited during " + what;
         return Status(Errc::kRemote, msg);

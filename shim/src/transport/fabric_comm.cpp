@@ -5,13 +5,36 @@
 #include <algorithm>
 #include <cstring>
 
+#include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
 
 namespace genie::shim {
 namespace {
 
-// Longest a completion read blocks in one go: bounds how late an abort or a stall is noticed.
-constexpr int kPollSliceMs = 50;
+const config::Param<int64_t> kPollSliceMs{
+    "shim.fabric_wait_ms", 50,
+    "Real fabric: longest a rank blocks on its completion queue in one go before it drives progress again and "
+    "checks for abort and timeouts (ms).",
+    {}, 1.0, 1000.0};
+
+const config::Param<int64_t> kYieldUs{
+    "shim.fabric_yield_us", 200,
+    "Real fabric: how long an idle rank keeps reading its completion queue, yielding the core between reads, "
+    "before it blocks (us).",
+    {}, 0.0, 100000.0};
+
+int yield_us() {
+  static const int v = static_cast<int>(config::global().get(kYieldUs));
+  return v;
+}
+
+// How often the checks (abort, dead peers) run while completions keep arriving.
+constexpr int kCheckEveryMs = 50;
+
+int poll_slice_ms() {
+  static const int v = static_cast<int>(config::global().get(kPollSliceMs));
+  return v;
+}
 
 void put_name(std::vector<uint8_t>& out, const std::vector<uint8_t>& name) {
   const auto len = static_cast<uint16_t>(name.size());
@@ -70,17 +93,27 @@ std::string FabricComm::peer_name(int r) const {
   return s;
 }
 
-Status drive_completions(FabricEndpoint& ep, const FabricWait& w, const std::function<bool()>& done,
+Status drive_completions(const FabricComm& fc, FabricEndpoint& ep, const FabricWait& w,
+                         const std::function<bool()>& done,
                          const std::function<Status(uint64_t user, const FabricCompletion&)>& on_completion,
-                         const std::function<Result<bool>()>& kick, const std::function<std::string()>& missing) {
+                         const std::function<Result<bool>()>& kick, const std::function<std::vector<int>()>& waiting) {
+  auto missing = [&] {
+    std::string s;
+    for (int r : waiting()) s += (s.empty() ? "" : ", ") + fc.peer_name(r);
+    return s.empty() ? std::string("no one") : s;
+  };
+  auto last_check = std::chrono::steady_clock::now();
   auto last_progress = std::chrono::steady_clock::now();
   FabricCompletion comps[16];
   for (;;) {
     GENIE_ASSIGN_OR_RETURN(bool backlog, kick());
     if (done()) return Status::ok();
-    if (w.check) GENIE_TRY(w.check());
-    GENIE_ASSIGN_OR_RETURN(size_t n, ep.poll(comps, 16, backlog ? 0 : kPollSliceMs));
+    GENIE_ASSIGN_OR_RETURN(size_t n, ep.poll(comps, 16, backlog ? 0 : poll_slice_ms(), yield_us()));
     const auto now = std::chrono::steady_clock::now();
+    if (w.check && (n == 0 || now - last_check >= std::chrono::milliseconds(kCheckEveryMs))) {
+      last_check = now;
+      GENIE_TRY(w.check(waiting()));
+    }
     if (n > 0) last_progress = now;
     for (size_t i = 0; i < n; ++i) {
       if (comps[i].ctx == nullptr) continue;
@@ -133,17 +166,13 @@ Status FabricComm::exchange(std::vector<FabricMsg>& msgs, const FabricWait& w, b
     }
     return Status::ok();
   };
-  auto missing = [&] {
-    std::string s;
+  auto waiting = [&] {
     std::vector<int> seen;
     for (const auto& m : msgs)
-      if (!m.done && std::find(seen.begin(), seen.end(), m.peer) == seen.end()) {
-        seen.push_back(m.peer);
-        s += (s.empty() ? "" : ", ") + peer_name(m.peer);
-      }
-    return s.empty() ? std::string("no one") : s;
+      if (!m.done && std::find(seen.begin(), seen.end(), m.peer) == seen.end()) seen.push_back(m.peer);
+    return seen;
   };
-  Status st = drive_completions(ep, w, [&] { return left == 0; }, on, kick, missing);
+  Status st = drive_completions(*this, ep, w, [&] { return left == 0; }, on, kick, waiting);
   if (!st.is_ok()) {
     for (auto& m : msgs)
       if (m.posted && !m.done) ep.cancel(&m.ctx);

@@ -39,7 +39,8 @@ struct FabricMsg {
 /// How an exchange waits: `check` is polled (abort, dead peers), `stall` is the longest time without any
 /// completion before the exchange fails, `what` names the call in messages.
 struct FabricWait {
-  std::function<Status()> check;  ///< run about every 50 ms; a non-ok Status ends the wait with it
+  /// Run about every 50 ms with the ranks the exchange still waits for; a non-ok Status ends the wait.
+  std::function<Status(const std::vector<int>& waiting_for)> check;
   std::chrono::milliseconds stall{std::chrono::minutes(5)};
   std::string what;
 };
@@ -89,11 +90,13 @@ class FabricComm {
 };
 
 /// Drives the completions of `ep` for ops identified by their context's `user` field until `done()`,
-/// calling `on_completion(user, completion)` for each; fails as FabricComm::exchange describes. `missing()`
-/// names what is still awaited (for the stall message); `kick()` posts what became possible and returns
-/// true while something is waiting to be posted (then polls do not block).
-Status drive_completions(FabricEndpoint& ep, const FabricWait& w, const std::function<bool()>& done,
+/// calling `on_completion(user, completion)` for each; fails as FabricComm::exchange describes. `waiting()`
+/// lists the ranks whose messages are still awaited (for the checks and the stall message, which names them
+/// with `fc.peer_name`); `kick()` posts what became possible and returns true while something is waiting to
+/// be posted (then polls do not block).
+Status drive_completions(const FabricComm& fc, FabricEndpoint& ep, const FabricWait& w,
+                         const std::function<bool()>& done,
                          const std::function<Status(uint64_t user, const FabricCompletion&)>& on_completion,
-                         const std::function<Result<bool>()>& kick, const std::function<std::string()>& missing);
+                         const std::function<Result<bool>()>& kick, const std::function<std::vector<int>()>& waiting);
 
 }  // namespace genie::shim

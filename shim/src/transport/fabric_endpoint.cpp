@@ -150,11 +150,18 @@ Result<bool> FabricEndpoint::recv(uint64_t peer, void* buf, size_t len, uint64_t
 
 void FabricEndpoint::cancel(FabricOpContext* ctx) { (void)fi_cancel(&ep_->fid, ctx); }
 
-Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeout_ms) {
+Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeout_ms, int yield_us) {
   fi_cq_tagged_entry entries[32];
   max = std::min<size_t>(max, 32);
   ssize_t n = -FI_EAGAIN;
   for (int i = 0; i < kSpinReads && n == -FI_EAGAIN; ++i) n = fi_cq_read(cq_, entries, max);
+  if (n == -FI_EAGAIN && timeout_ms > 0 && yield_us > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(yield_us);
+    while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
+      sched_yield();
+      n = fi_cq_read(cq_, entries, max);
+    }
+  }
   if (n == -FI_EAGAIN && timeout_ms > 0) {
     if (cq_waits_) {
       n = fi_cq_sread(cq_, entries, max, nullptr, timeout_ms);

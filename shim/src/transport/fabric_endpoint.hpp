@@ -64,7 +64,9 @@ class FabricEndpoint {
   /// Drives progress and returns up to `max` completions. With none available it waits up to
   /// `timeout_ms` on the completion queue's wait object (or yields the core where the provider has none):
   /// an idle rank sleeps, it does not spin.
-  Result<size_t> poll(FabricCompletion* out, size_t max, int timeout_ms);
+  /// `yield_us`: before blocking, keep reading for this long, yielding the core between reads (peers that
+  /// share it run; a reply a few microseconds away is not a sleep/wake-up).
+  Result<size_t> poll(FabricCompletion* out, size_t max, int timeout_ms, int yield_us = 0);
 
  private:
   FabricEndpoint() = default;

@@ -358,7 +358,7 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
     --left;
     return Status::ok();
   };
-  auto missing = [&] {
+  auto waiting_peers = [&] {
     std::vector<int> peers;
     for (uint32_t i : recvs)
       if (!done[i]) peers.push_back(s.ops[i].src);
@@ -366,11 +366,9 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
       if (!done[i]) peers.push_back(s.ops[i].dst);
     std::sort(peers.begin(), peers.end());
     peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-    std::string m;
-    for (int p : peers) m += (m.empty() ? "" : ", ") + fc.peer_name(p);
-    return m.empty() ? std::string("no one") : m;
+    return peers;
   };
-  Status result = drive_completions(fc.data(), w, [&] { return left == 0; }, on, kick, missing);
+  Status result = drive_completions(fc, fc.data(), w, [&] { return left == 0; }, on, kick, waiting_peers);
   if (!result.is_ok()) {
     for (uint32_t i : recvs)
       if (!done[i]) fc.data().cancel(&ctx[i]);
