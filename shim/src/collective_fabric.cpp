@@ -70,7 +70,7 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator_fabric(cons
   if (my_index == 0)
     while (getrandom(&id, sizeof(id), 0) != sizeof(id)) {
     }
-  auto fc = FabricComm::open(fab_->provider(), fabric_addr());
+  auto fc = FabricComm::open(fab_->provider(), fabric_addr(), cuda_dev_);
   std::vector<uint8_t> entry(kSubEntryBytes, 0);
   std::memcpy(entry.data(), &id, sizeof(id));
   std::vector<uint8_t> blob;

@@ -129,7 +129,7 @@ Result<std::unique_ptr<FabricComm>> Communicator::connect_fabric(int rank, const
     hosts.emplace_back(r.host);
   }
   if (provider.empty()) provider = multi_host ? "tcp" : "shm";
-  auto fc = FabricComm::open(provider, fabric_addr());
+  auto fc = FabricComm::open(provider, fabric_addr(), table[static_cast<size_t>(rank)].cuda_dev);
   GENIE_ASSIGN_OR_RETURN(auto all, session.allgather(fabric_blob(fc), {}));
   if (!fc.is_ok()) return fc.status();
   std::vector<std::vector<uint8_t>> addrs;

@@ -11,6 +11,10 @@ if [ "$(id -u)" != 0 ]; then echo "skipped: needs root"; exit 77; fi
 probe=gprobe$$
 if ! ip netns add "$probe" 2>/dev/null; then echo "skipped: no network namespaces"; exit 77; fi
 ip netns del "$probe"
+case $case_name in
+linkdown|compare)
+  if [ ! -x "$build/bench/fabric_allreduce" ]; then echo "skipped: bench/fabric_allreduce not built"; exit 77; fi ;;
+esac
 
 declare -A names=([lifecycle]=gtlife [collectives]=gtcoll [p2p]=gtp2p [linkdown]=gtdown [compare]=gtcmp)
 declare -A nets=([lifecycle]=11 [collectives]=12 [p2p]=13 [linkdown]=14 [compare]=15)

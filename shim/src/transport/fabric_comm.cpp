@@ -55,10 +55,11 @@ Result<std::vector<uint8_t>> get_name(const std::vector<uint8_t>& blob, size_t* 
 
 }  // namespace
 
-Result<std::unique_ptr<FabricComm>> FabricComm::open(const std::string& provider, const std::string& src_addr) {
+Result<std::unique_ptr<FabricComm>> FabricComm::open(const std::string& provider, const std::string& src_addr,
+                                                     int gpu) {
   auto fc = std::unique_ptr<FabricComm>(new FabricComm());
-  GENIE_ASSIGN_OR_RETURN(fc->data_, FabricEndpoint::open(provider, src_addr));
-  GENIE_ASSIGN_OR_RETURN(fc->ctrl_, FabricEndpoint::open(provider, src_addr));
+  GENIE_ASSIGN_OR_RETURN(fc->data_, FabricEndpoint::open(provider, src_addr, gpu));
+  GENIE_ASSIGN_OR_RETURN(fc->ctrl_, FabricEndpoint::open(provider, src_addr, gpu));
   return fc;
 }
 

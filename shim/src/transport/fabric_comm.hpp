@@ -48,7 +48,8 @@ struct FabricWait {
 class FabricComm {
  public:
   /// Opens this rank's endpoints on `provider`, bound to `src_addr` (IPv4, for IP providers).
-  static Result<std::unique_ptr<FabricComm>> open(const std::string& provider, const std::string& src_addr);
+  static Result<std::unique_ptr<FabricComm>> open(const std::string& provider, const std::string& src_addr,
+                                                  int gpu = 0);
   /// The address blob this rank publishes (data and control endpoint names).
   std::vector<uint8_t> local_blob() const;
   /// Inserts every rank's blob (indexed by rank; `hosts` names each rank's host for messages).

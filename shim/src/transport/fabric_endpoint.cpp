@@ -69,7 +69,8 @@ std::vector<std::string> FabricEndpoint::available_providers() {
   return {names.begin(), names.end()};
 }
 
-Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& provider, const std::string& src_addr) {
+Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& provider, const std::string& src_addr,
+                                                             int gpu) {
   const std::string lf = libfabric_provider_name(provider);
   fi_info* hints = make_hints(lf);
   fi_info* info = nullptr;
@@ -84,8 +85,24 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
                        (ip ? " on address " + src_addr : std::string()) + " (" + fi_strerror(-rc) +
                        "); providers present on this machine: " + avail);
   }
+  // One NIC per emulated GPU where there are several: the distinct domains, in libfabric's order.
+  std::vector<fi_info*> domains;
+  for (fi_info* i = info; i; i = i->next) {
+    bool seen = false;
+    for (fi_info* d : domains) seen |= std::strcmp(d->domain_attr->name, i->domain_attr->name) == 0;
+    if (!seen) domains.push_back(i);
+  }
+  fi_info* chosen = domains[static_cast<size_t>(std::max(gpu, 0)) % domains.size()];
+  fi_info* mine = fi_dupinfo(chosen);
+  fi_freeinfo(info);
+  if (mine == nullptr) return system_error("fi_dupinfo failed");
+  info = mine;
   auto ep = std::unique_ptr<FabricEndpoint>(new FabricEndpoint());
   ep->info_ = info;
+  ep->domain_name_ = info->domain_attr->name ? info->domain_attr->name : "";
+  if (domains.size() > 1)
+    GENIE_LOG_INFO("shim", "fabric: GPU {} uses domain {} ({} of {} {} domains)", gpu, ep->domain_name_,
+                   std::max(gpu, 0) % static_cast<int>(domains.size()), domains.size(), provider);
   ep->provider_ = info->fabric_attr->prov_name;
   if ((rc = fi_fabric(info->fabric_attr, &ep->fabric_, nullptr)) != 0) return system_error(fi_text("fi_fabric", rc));
   if ((rc = fi_domain(ep->fabric_, info, &ep->domain_, nullptr)) != 0) return system_error(fi_text("fi_domain", rc));

@@ -39,8 +39,11 @@ class FabricEndpoint {
   /// Opens an endpoint of `provider` ("tcp" means tcp;ofi_rxm, "verbs" verbs;ofi_rxm; "shm", "efa", ...
   /// as libfabric names them) bound to the local IPv4 address `src_addr` where the provider uses IP
   /// ("" : the provider's default). Unsupported when the provider is not present, with the message
-  /// listing those that are.
-  static Result<std::unique_ptr<FabricEndpoint>> open(const std::string& provider, const std::string& src_addr);
+  /// listing those that are. Where the provider offers several domains (one per NIC: verbs, efa), the
+  /// endpoint of emulated GPU `gpu` uses NIC gpu mod #NICs in libfabric's (PCI enumeration) order, as an HGX
+  /// server pairs GPU k with the NIC on its PCIe switch.
+  static Result<std::unique_ptr<FabricEndpoint>> open(const std::string& provider, const std::string& src_addr,
+                                                      int gpu = 0);
   /// The providers libfabric offers on this machine for tagged RDM endpoints ("tcp", "shm", ...).
   static std::vector<std::string> available_providers();
   ~FabricEndpoint();
@@ -51,6 +54,8 @@ class FabricEndpoint {
   const std::vector<uint8_t>& name() const { return name_; }
   /// The provider as libfabric reports it ("tcp;ofi_rxm").
   const std::string& provider() const { return provider_; }
+  /// The domain (NIC, or "lo"/"shm") the endpoint uses.
+  const std::string& domain_name() const { return domain_name_; }
   /// Inserts a peer's address; returns its fi_addr_t.
   Result<uint64_t> insert(const std::vector<uint8_t>& peer_name);
 
@@ -78,6 +83,7 @@ class FabricEndpoint {
   fid_ep* ep_ = nullptr;
   bool cq_waits_ = false;  ///< the CQ has a wait object: fi_cq_sread blocks
   std::string provider_;
+  std::string domain_name_;
   std::vector<uint8_t> name_;
 };
 
