@@ -8,6 +8,7 @@ packages=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 chromium chromium-driver
+  openmpi-bin libopenmpi-dev iproute2
 )
 missing=()
 for p in "${packages[@]}"; do

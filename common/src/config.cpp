@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -164,19 +165,32 @@ Status validate(const ParamInfo& info, const std::string& text, const std::strin
   return Status::ok();
 }
 
-const Config::Value* Config::find(const std::string& key) const {
-  auto it = values_.find(key);
-  return it == values_.end() ? nullptr : &it->second;
+std::optional<Config::Value> Config::find(const std::string& key) const {
+  if (auto it = values_.find(key); it != values_.end()) return it->second;
+  if (!env_) return std::nullopt;
+  const ParamInfo* p = Registry::instance().find(key);
+  if (p == nullptr) return std::nullopt;
+  auto e = env_->find(p->env_name);
+  if (e == env_->end()) return std::nullopt;
+  if (Status st = validate(*p, e->second, "environment variable " + p->env_name); !st.is_ok()) {
+    // Declared after the load, so load() could not report it: say so once per key, use the default.
+    static std::mutex mu;
+    static std::set<std::string> told;
+    std::lock_guard lk(mu);
+    if (told.insert(key).second) std::fprintf(stderr, "genie: %s; using the default\n", st.message().c_str());
+    return std::nullopt;
+  }
+  return Value{e->second, Source::kEnv};
 }
 
 std::string Config::text(const std::string& key) const {
-  if (const Value* v = find(key)) return v->text;
+  if (auto v = find(key)) return v->text;
   if (const ParamInfo* p = Registry::instance().find(key)) return p->default_text;
   return {};
 }
 
 Source Config::source(const std::string& key) const {
-  const Value* v = find(key);
+  auto v = find(key);
   return v ? v->source : Source::kDefault;
 }
 
@@ -225,6 +239,7 @@ Status Config::merge_json(const std::string& json_text, const std::string& origi
 
 Result<Config> Config::load(const EnvMap& env) {
   Config c;
+  c.env_ = std::make_shared<const EnvMap>(env);
   if (auto it = env.find("GENIE_CONFIG"); it != env.end() && !it->second.empty()) {
     std::ifstream in(it->second);
     if (!in) return invalid_argument("GENIE_CONFIG: cannot read file '" + it->second + "'");

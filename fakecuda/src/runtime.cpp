@@ -30,6 +30,11 @@ const config::Param<std::string> kClock{"clock", "virtual",
                                         "Clock mode: virtual (nothing sleeps, times are modelled) or realtime "
                                         "(streams sleep for modelled durations).",
                                         {"virtual", "realtime"}};
+const config::Param<double> kDilation{"dilation", 1.0,
+                                      "Realtime mode: time dilation D. Modelled durations are slept D times longer "
+                                      "and measured times read D times shorter, so a fabric D times slower than "
+                                      "the modelled one stands in for it (docs/fabric.md).",
+                                      {}, 1.0, 1e6};
 // Host cost of a CUDA runtime call that is not a launch. Assumed (no calibration point yet: the H200
 // data has only the PyTorch launch path); the cost-model issue (#6) calibrates it.
 constexpr int64_t kDefaultApiOverheadNs = 500;
@@ -83,6 +88,7 @@ Result<RuntimeOptions> options_from_config() {
   o.device_count = static_cast<int>(visible_ordinals(cfg.get(kVisible), static_cast<int>(cfg.get(kGpus))).size());
   sched::parse_clock_mode(cfg.get(kClock).c_str(), &o.clock.mode);
   o.clock.charge_cpu = cfg.get(kHostTime) == "cpu";
+  o.clock.dilation = cfg.get(kDilation);
   o.api_overhead = SimTime::ns(cfg.get(kApiOverhead));
   o.cost_table = cfg.get(kCostTable);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));

@@ -205,8 +205,7 @@ Status Runtime::launch_graph(Graph& exec, Stream& s) {
       last = max(last, ends[i]);
     }
     if (!clk->is_virtual()) {
-      SimTime left = last - clk->wall_now();
-      if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
+      clk->sleep_until(last);
     }
     return last;
   };

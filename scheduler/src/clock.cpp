@@ -7,7 +7,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace genie::sched {
 namespace {
@@ -80,7 +82,18 @@ void Clock::publish(SimTime t) {
   }
 }
 
-SimTime Clock::wall_now() const { return SimTime::ns(read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_); }
+SimTime Clock::wall_now() const {
+  const int64_t w = read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_;
+  if (is_virtual() || options_.dilation == 1.0) return SimTime::ns(w);
+  return SimTime::ns(static_cast<int64_t>(static_cast<double>(w) / options_.dilation));
+}
+
+void Clock::sleep_until(SimTime t) const {
+  const SimTime left = t - wall_now();
+  if (left <= SimTime::zero()) return;
+  const double d = is_virtual() ? 1.0 : options_.dilation;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(left.count_ns()) * d)));
+}
 
 SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt()) : wall_now(); }
 

@@ -2,6 +2,8 @@
 // Launcher: fork/exec of the ranks, one poll loop over their pipes and a signalfd, failure handling.
 #include "genie/sched/launcher.hpp"
 
+#include "genie/sched/testbed.hpp"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -122,6 +124,17 @@ std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, cons
   // ... and Genie's: the emulated node of this rank and the devices its process sees.
   env["GENIE_NODE"] = "node" + std::to_string(p.node);
   env["GENIE_GPUS"] = std::to_string(spec.gpus_per_node);
+  if (!spec.hosts.empty()) {
+    // Testbed: rank r on host r mod H; that host is its node, its addresses are the host's.
+    const int h = static_cast<int>(spec.hosts.size());
+    const LaunchHost& host = spec.hosts[static_cast<size_t>(rank % h)];
+    env["LOCAL_RANK"] = std::to_string(rank / h);
+    env["LOCAL_WORLD_SIZE"] = std::to_string(spec.nranks / h + (rank % h < spec.nranks % h ? 1 : 0));
+    env["GROUP_RANK"] = std::to_string(rank % h);
+    env["MASTER_ADDR"] = spec.hosts[0].address;
+    env["GENIE_NODE"] = host.hostname;
+    env["GENIE_SHIM_BOOTSTRAP_ADDR"] = host.address;
+  }
   if (!spec.lib_dir.empty()) {
     const char* old_preload = std::getenv("LD_PRELOAD");
     const char* old_path = std::getenv("LD_LIBRARY_PATH");
@@ -168,6 +181,13 @@ Result<LaunchResult> launch(const LaunchSpec& spec) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);
       setpgid(0, 0);  // its own process group: stopping a rank also stops what it started
+      if (!spec.hosts.empty()) {
+        const LaunchHost& h = spec.hosts[static_cast<size_t>(r) % spec.hosts.size()];
+        if (int e = testbed_enter_host(h.netns_path.c_str(), h.hostname.c_str()); e != 0) {
+          std::fprintf(stderr, "genie run: cannot enter testbed host %s: %s\n", h.hostname.c_str(), std::strerror(e));
+          _exit(126);
+        }
+      }
       dup2(out[1], 1);
       dup2(err[1], 2);
       for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);

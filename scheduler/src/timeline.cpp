@@ -150,8 +150,7 @@ void run_spec(Timeline::Core& tl, OpSpec& spec, SimTime ready, SimTime* start, S
   if (spec.action) spec.action();
   *end = ready + spec.duration;
   if (!clock.is_virtual()) {
-    SimTime left = *end - clock.wall_now();
-    if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
+    clock.sleep_until(*end);
   }
 }
 

@@ -103,6 +103,83 @@ struct Pending {
   int rank;
 };
 
+// Round 2 (BootstrapSession::allgather): Extra {magic, len} + len bytes from each rank; the root answers
+// ExtraReply {magic, status, nranks} + nranks x (u32 len + bytes).
+constexpr uint32_t kExtraMagic = 0x45585452u;  // "EXTR"
+struct Extra {
+  uint32_t magic;
+  uint32_t len;
+};
+struct ExtraReply {
+  uint32_t magic;
+  int32_t status;  // 0 ok, else an Errc value
+  int32_t nranks;
+};
+
+// After the table went out: either every rank closes its connection (no round 2) or every rank sends a blob,
+// and each gets all of them. A rank that leaves while others wait fails the round for everyone.
+void root_round2(std::vector<Pending>& joined, int nranks, Clock::time_point deadline) {
+  std::vector<std::vector<uint8_t>> blobs(static_cast<size_t>(nranks));
+  std::vector<int> state(joined.size(), 0);  // 0 waiting, 1 sent a blob, 2 left
+  size_t waiting = joined.size();
+  bool timed_out = false;
+  while (waiting > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    std::vector<pollfd> pfds;
+    std::vector<size_t> who;
+    for (size_t i = 0; i < joined.size(); ++i)
+      if (state[i] == 0) {
+        pfds.push_back({joined[i].fd.get(), POLLIN, 0});
+        who.push_back(i);
+      }
+    int pr = ::poll(pfds.data(), pfds.size(), static_cast<int>(std::min<long>(left, 1000)));
+    if (pr <= 0) continue;
+    for (size_t k = 0; k < pfds.size(); ++k) {
+      if (!(pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const size_t i = who[k];
+      Extra e{};
+      const auto soon = Clock::now() + std::chrono::seconds(5);
+      Status st = io_all(joined[i].fd.get(), &e, sizeof(e), false, soon, {});
+      std::vector<uint8_t> b;
+      if (st.is_ok() && e.magic == kExtraMagic && e.len <= BootstrapSession::kMaxBlob) {
+        b.resize(e.len);
+        st = io_all(joined[i].fd.get(), b.data(), b.size(), false, soon, {});
+      } else if (st.is_ok()) {
+        st = Status(Errc::kRemote, "malformed");
+      }
+      state[i] = st.is_ok() ? 1 : 2;
+      if (st.is_ok()) blobs[static_cast<size_t>(joined[i].rank)] = std::move(b);
+      --waiting;
+    }
+  }
+  size_t sent = 0, gone = 0;
+  for (int s : state) {
+    if (s == 1) ++sent;
+    if (s == 2) ++gone;
+  }
+  if (sent == 0 && !timed_out) return;  // nobody wanted a second round
+  const bool ok = !timed_out && gone == 0;
+  if (!ok)
+    GENIE_LOG_WARN("shim", "bootstrap root: address exchange failed ({} of {} ranks took part{})", sent,
+                   joined.size(), timed_out ? ", timed out" : "");
+  for (size_t i = 0; i < joined.size(); ++i) {
+    if (state[i] != 1) continue;
+    const int fd = joined[i].fd.get();
+    ExtraReply r{kExtraMagic, ok ? 0 : static_cast<int32_t>(timed_out ? Errc::kTimeout : Errc::kRemote), nranks};
+    const auto soon = Clock::now() + std::chrono::seconds(5);
+    if (!io_all(fd, &r, sizeof(r), true, soon, {}).is_ok() || !ok) continue;
+    for (const auto& b : blobs) {
+      uint32_t len = static_cast<uint32_t>(b.size());
+      if (!io_all(fd, &len, sizeof(len), true, soon, {}).is_ok()) break;
+      if (len > 0 && !io_all(fd, const_cast<uint8_t*>(b.data()), len, true, soon, {}).is_ok()) break;
+    }
+  }
+}
+
 void send_reply(int fd, Errc code, const std::string& text, int nranks, const std::vector<RankInfo>* table,
                 Clock::time_point deadline) {
   Reply r{};
@@ -181,6 +258,7 @@ void root_loop(int listen_fd, UniqueId id, std::chrono::milliseconds timeout) {
     joined.push_back({std::move(c), h.rank});
   }
   for (auto& p : joined) send_reply(p.fd.get(), Errc::kOk, "", nranks, &table, deadline + std::chrono::seconds(5));
+  root_round2(joined, nranks, deadline + std::chrono::seconds(5));
 }
 
 }  // namespace
@@ -234,8 +312,36 @@ Result<UniqueId> start_root(const std::string& bind_addr, std::chrono::milliseco
   return id;
 }
 
+BootstrapSession::~BootstrapSession() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::vector<std::vector<uint8_t>>> BootstrapSession::allgather(const std::vector<uint8_t>& mine,
+                                                                      const std::function<bool()>& should_stop) {
+  if (mine.size() > kMaxBlob) return internal_error("bootstrap blob too large");
+  Extra e{kExtraMagic, static_cast<uint32_t>(mine.size())};
+  GENIE_TRY(io_all(fd_, &e, sizeof(e), true, deadline_, should_stop));
+  GENIE_TRY(io_all(fd_, const_cast<uint8_t*>(mine.data()), mine.size(), true, deadline_, should_stop));
+  ExtraReply r{};
+  GENIE_TRY(io_all(fd_, &r, sizeof(r), false, deadline_, should_stop));
+  if (r.magic != kExtraMagic) return Status(Errc::kRemote, "bootstrap: malformed reply to the address exchange");
+  if (r.status != 0)
+    return Status(static_cast<Errc>(r.status), "bootstrap: the address exchange failed: some rank did not take part");
+  if (r.nranks != nranks_) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
+  std::vector<std::vector<uint8_t>> out(static_cast<size_t>(nranks_));
+  for (auto& b : out) {
+    uint32_t len = 0;
+    GENIE_TRY(io_all(fd_, &len, sizeof(len), false, deadline_, should_stop));
+    if (len > kMaxBlob) return Status(Errc::kRemote, "bootstrap: malformed blob from the root");
+    b.resize(len);
+    GENIE_TRY(io_all(fd_, b.data(), len, false, deadline_, should_stop));
+  }
+  return out;
+}
+
 Result<std::vector<RankInfo>> join(const UniqueId& id, int nranks, const RankInfo& mine,
-                                   std::chrono::milliseconds timeout, const std::function<bool()>& should_stop) {
+                                   std::chrono::milliseconds timeout, const std::function<bool()>& should_stop,
+                                   std::unique_ptr<BootstrapSession>* session) {
   const auto deadline = Clock::now() + timeout;
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
@@ -274,6 +380,7 @@ Result<std::vector<RankInfo>> join(const UniqueId& id, int nranks, const RankInf
   if (r.nranks != nranks) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
   std::vector<RankInfo> table(static_cast<size_t>(nranks));
   GENIE_TRY(io_all(fd.get(), table.data(), table.size() * sizeof(RankInfo), false, deadline, should_stop));
+  if (session) *session = std::make_unique<BootstrapSession>(fd.release(), nranks, deadline);
   return table;
 }
 

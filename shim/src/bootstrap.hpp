@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,30 @@ struct RankInfo {
   uint64_t segment_id = 0;  ///< rank 0: a random id of that segment (checked after mapping it)
   char host[64] = {};       ///< hostname: ranks on one host share memory
   char node[64] = {};       ///< emulated node name (GENIE_NODE, else the hostname)
+  int32_t fabric = 0;       ///< 1: this rank asks for the real fabric (GENIE_FABRIC=real)
+  char provider[28] = {};   ///< the libfabric provider it asks for ("" : the default)
+};
+
+/// The connection of a rank to the bootstrap root after join, for one more all-gather of variable-size
+/// blobs (the real fabric's endpoint addresses, known only once every rank's host is). Every rank of the
+/// communicator either calls allgather or destroys its session without (then the root ends).
+class BootstrapSession {
+ public:
+  static constexpr size_t kMaxBlob = 4096;
+  BootstrapSession(int fd, int nranks, std::chrono::steady_clock::time_point deadline)
+      : fd_(fd), nranks_(nranks), deadline_(deadline) {}
+  ~BootstrapSession();
+  BootstrapSession(const BootstrapSession&) = delete;
+  BootstrapSession& operator=(const BootstrapSession&) = delete;
+  /// Sends `mine` (<= kMaxBlob bytes) and returns every rank's blob, indexed by rank. Errors: kRemote
+  /// (connection lost, or some rank left without taking part), kTimeout.
+  Result<std::vector<std::vector<uint8_t>>> allgather(const std::vector<uint8_t>& mine,
+                                                      const std::function<bool()>& should_stop);
+
+ private:
+  int fd_;
+  int nranks_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 /// Starts a root listener for one communicator (a detached thread that exits once every rank has
@@ -47,7 +72,9 @@ Result<UniqueId> start_root(const std::string& bind_addr, std::chrono::milliseco
 /// receives every rank's info, indexed by rank. `should_stop` is polled while waiting (abort); errors:
 /// kSystem (cannot connect), kInvalidArgument (the root refused: wrong secret, rank taken, nranks differs),
 /// kTimeout.
+/// With `session`, the connection stays open for BootstrapSession::allgather.
 Result<std::vector<RankInfo>> join(const UniqueId& id, int nranks, const RankInfo& mine,
-                                   std::chrono::milliseconds timeout, const std::function<bool()>& should_stop);
+                                   std::chrono::milliseconds timeout, const std::function<bool()>& should_stop,
+                                   std::unique_ptr<BootstrapSession>* session = nullptr);
 
 }  // namespace genie::shim

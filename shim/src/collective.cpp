@@ -34,10 +34,14 @@ const config::Param<std::string> kData{"data",
                                        "are left untouched), for very large runs.",
                                        {"copy", "none"}};
 
+}  // namespace
+
 double hang_timeout_s() {
   static const double v = config::global().get(kHangTimeoutS);
   return v;
 }
+
+namespace {
 bool move_bytes() {
   static const bool v = [] {
     bool copy = config::global().get(kData) != "none";
@@ -215,8 +219,7 @@ SimTime Communicator::finish_time(SimTime start, SimTime duration) {
   // Realtime: the call ends `duration` after every rank arrived (now, or the planned start if later),
   // unless moving the bytes took longer than the modelled fabric would.
   SimTime end = max(start, clock.wall_now()) + duration;
-  SimTime left = end - clock.wall_now();
-  if (left > SimTime::zero()) std::this_thread::sleep_for(std::chrono::nanoseconds(left.count_ns()));
+  clock.sleep_until(end);
   return max(end, clock.wall_now());
 }
 
@@ -302,7 +305,6 @@ Result<SimTime> Communicator::wait_coordinator(const sched::CoordClient::Batch& 
   return SimTime::ns(end);
 }
 
-namespace {
 // After a failure the stream op stays pending, as a GPU kernel waiting on a dead peer would, until the
 // program aborts the communicator (nccl-tests and PyTorch's watchdog poll ncclCommGetAsyncError and then
 // call ncclCommAbort); a program that never does is released after one more hang timeout.
@@ -314,9 +316,9 @@ Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status&
   if (c.aborted()) return ready;
   return why;
 }
-}  // namespace
 
 Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
+  if (fab_) return run_collective_fabric(c, ready);
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
   std::lock_guard lk(exec_mu_);
@@ -529,6 +531,7 @@ Status Communicator::move_data(const CollCall& c, uint64_t seq) {
 }
 
 Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready) {
+  if (fab_) return run_p2p_fabric(calls, ready);
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
   std::lock_guard lk(exec_mu_);

@@ -9,6 +9,7 @@
 #include "genie/common/log.hpp"
 #include "genie/sched/job_topology.hpp"
 #include "nccl_debug.hpp"
+#include "transport/schedule_executor.hpp"
 
 namespace genie::shim {
 namespace {
@@ -25,6 +26,12 @@ const config::Param<std::string> kEngine{"engine",
                                          {"flow", "analytical"}};
 const config::Param<std::string> kFabric{
     "topology_fabric", "rail", "Inter-node fabric of multi-node topologies: rail or fat-tree.", {"rail", "fat-tree"}};
+
+const config::Param<int64_t> kFabricMaxChannels{
+    "shim.fabric_max_channels", 4,
+    "Real fabric: most channels a collective's Schedule uses (the CPU executes them all on one thread per rank; "
+    "the simulated time in --compare is for the same Schedule).",
+    {}, 1.0, 64.0};
 
 
 struct TopoCache {
@@ -95,7 +102,12 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
     }
     node_base += by_dev ? 1 : static_cast<int>((m.size() + gpus_per_node - 1) / gpus_per_node);
   }
-  GENIE_ASSIGN_OR_RETURN(t->topo_, load_cached(name, std::max(1, node_base), fabric));
+  // A topology that already has the servers (an explicit graph, e.g. a testbed's) is used as it is.
+  if (one->num_servers >= node_base) {
+    t->topo_ = one;
+  } else {
+    GENIE_ASSIGN_OR_RETURN(t->topo_, load_cached(name, std::max(1, node_base), fabric));
+  }
   for (int g : t->rank_to_gpu_)
     if (g >= t->topo_->num_gpus())
       return invalid_argument("topology '" + name + "' has " + std::to_string(t->topo_->num_gpus()) +
@@ -155,6 +167,55 @@ Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, ne
   std::lock_guard lk(mu_);
   cache_[key] = cost;
   return cost;
+}
+
+Result<std::shared_ptr<const FabricPlan>> CommTiming::fabric_plan(netsim::Collective c, uint64_t count,
+                                                                 netsim::DataType dt, int root, bool simulate) {
+  const bool rooted = c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce ||
+                      c == netsim::Collective::kGather || c == netsim::Collective::kScatter;
+  const std::array<uint64_t, 4> key{static_cast<uint64_t>(c), count, static_cast<uint64_t>(dt),
+                                    static_cast<uint64_t>(rooted ? root : 0)};
+  {
+    std::lock_guard lk(mu_);
+    auto it = plan_cache_.find(key);
+    if (it != plan_cache_.end()) return it->second;
+  }
+  netsim::CollectiveSpec spec;
+  spec.collective = c;
+  spec.count = count;
+  spec.datatype = dt;
+  spec.root = rooted ? root : 0;
+  spec.nranks = static_cast<int>(rank_to_gpu_.size());
+  spec.rank_to_gpu = rank_to_gpu_;
+  GENIE_ASSIGN_OR_RETURN(netsim::Tuning tuning, netsim::select_tuning(spec, *topo_, env_));
+  if (!executor_supports(c, tuning.algorithm)) tuning.algorithm = executor_algorithm(c);
+  // One CPU thread per rank drives every channel: beyond a few channels more of them only multiply the
+  // per-message costs (1 MiB all-reduce on 4 ranks over shm: 32 channels x 8 slices x 6 steps = 1536
+  // sends of 682 bytes each). NCCL_MAX_NCHANNELS still lowers it further.
+  tuning.nchannels = std::min<int>(tuning.nchannels, static_cast<int>(config::global().get(kFabricMaxChannels)));
+  // The CPU sends each chunk as plain bytes: NCCL's Simple protocol. LL/LL128 are GPU flag-word formats whose
+  // bandwidth cost the real fabric never pays, so simulating them would not describe what ran.
+  tuning.protocol = netsim::Protocol::kSimple;
+  auto plan = std::make_shared<FabricPlan>();
+  GENIE_ASSIGN_OR_RETURN(plan->schedule, netsim::build_schedule(spec, *topo_, tuning));
+  if (simulate) {
+    GENIE_ASSIGN_OR_RETURN(netsim::CollectiveTiming timing,
+                           netsim::simulate_schedule(topo_, plan->schedule, sim_options_));
+    plan->sim_duration = timing.duration();
+    plan->simulated = true;
+  }
+  if (nccl_debug_level() >= NcclDebugLevel::kInfo)
+    nccl_debug(NcclDebugLevel::kInfo, -1, "%s: %llu x %s on %d ranks -> %s/%s, %d channels on the real fabric%s",
+               netsim::collective_name(c), static_cast<unsigned long long>(count), netsim::datatype_name(dt),
+               spec.nranks, netsim::algorithm_name(tuning.algorithm), netsim::protocol_name(tuning.protocol),
+               tuning.nchannels,
+               simulate ? fmt::format(" (netsim {}: {:.2f} us on {})", netsim::engine_name(sim_options_.engine),
+                                      plan->sim_duration.count_ns() / 1e3, topo_name_)
+                              .c_str()
+                        : "");
+  std::lock_guard lk(mu_);
+  plan_cache_[key] = plan;
+  return std::shared_ptr<const FabricPlan>(plan);
 }
 
 Result<SimTime> CommTiming::p2p(int src, int dst, uint64_t bytes) {

@@ -31,6 +31,14 @@ struct CallCost {
   netsim::Tuning tuning;
 };
 
+/// What the real fabric executes for one call shape: the Schedule (Ring or Direct, see
+/// ScheduleExecutor) and, when asked for, netsim's time for that same Schedule on this topology.
+struct FabricPlan {
+  netsim::Schedule schedule;
+  SimTime sim_duration;  ///< netsim's time for `schedule` (zero unless simulated)
+  bool simulated = false;
+};
+
 class CommTiming {
  public:
   /// Builds the placement of `ranks` on the job's topology (GENIE_TOPOLOGY, or the node preset of the
@@ -45,6 +53,11 @@ class CommTiming {
 
   /// Duration of a collective on this communicator (spec.nranks and placement are filled in here).
   Result<CallCost> collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root);
+  /// The real fabric's plan for a collective (cached per shape): the tuning NCCL's model picks, with the
+  /// algorithm replaced by Ring/Direct where the CPU executor cannot run the chosen one; `simulate` also
+  /// times it in netsim (for --compare sim).
+  Result<std::shared_ptr<const FabricPlan>> fabric_plan(netsim::Collective c, uint64_t count, netsim::DataType dt,
+                                                        int root, bool simulate);
   /// Duration of one point-to-point message of `bytes` from rank `src` to rank `dst`.
   Result<SimTime> p2p(int src, int dst, uint64_t bytes);
 
@@ -70,6 +83,7 @@ class CommTiming {
   };
   std::unordered_map<std::array<uint64_t, 4>, CallCost, KeyHash> cache_;     ///< (collective, count, dtype, root)
   std::unordered_map<std::array<uint64_t, 4>, SimTime, KeyHash> p2p_cache_;  ///< (src gpu, dst gpu, bytes, 0)
+  std::unordered_map<std::array<uint64_t, 4>, std::shared_ptr<const FabricPlan>, KeyHash> plan_cache_;
 };
 
 }  // namespace genie::shim

@@ -18,6 +18,7 @@
 #include "genie/common/siphash.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "nccl_debug.hpp"
+#include "transport/fabric_report.hpp"
 
 namespace genie::shim {
 namespace {
@@ -27,6 +28,18 @@ const config::Param<std::string> kNode{"node", "",
                                        "with the same node share its NVLink domain in the modelled cluster."};
 const config::Param<std::string> kBootstrapAddr{"shim.bootstrap_addr", "127.0.0.1",
                                                 "IPv4 address the bootstrap root of ncclGetUniqueId listens on."};
+const config::Param<std::string> kFabricMode{
+    "fabric", "sim",
+    "Where NCCL data moves: sim (shared memory on one host, timed by netsim), real or real:PROVIDER (libfabric: "
+    "tcp, shm, verbs, efa; timed by the wall clock, needs GENIE_CLOCK=realtime). Ranks on different hosts always "
+    "use the real fabric."};
+const config::Param<std::string> kFiProvider{"shim.fi_provider", "",
+                                             "libfabric provider for the real fabric when GENIE_FABRIC names none "
+                                             "(default: shm on one host, tcp across hosts).",
+                                             {}, {}, {}, "FI_PROVIDER"};
+const config::Param<std::string> kFabricAddr{"shim.fabric_addr", "",
+                                             "Local IPv4 address the real fabric's IP providers bind to (default: "
+                                             "GENIE_SHIM_BOOTSTRAP_ADDR)."};
 const config::Param<int64_t> kBootstrapTimeoutS{
     "shim.bootstrap_timeout_s", 300, "Seconds a communicator's ranks have to find each other.", {}, 1.0, 86400.0};
 
@@ -52,7 +65,81 @@ int open_pidfd(int pid) {
 #endif
 }
 
+struct FabricRequest {
+  bool real = false;
+  std::string provider;
+};
+
+Result<FabricRequest> fabric_request() {
+  const std::string v = config::global().get(kFabricMode);
+  FabricRequest r;
+  r.provider = config::global().get(kFiProvider);
+  if (v == "sim" || v.rfind("sim:", 0) == 0) return r;
+  if (v == "real") {
+    r.real = true;
+    return r;
+  }
+  if (v.rfind("real:", 0) == 0 && v.size() > 5) {
+    r.real = true;
+    r.provider = v.substr(5);
+    return r;
+  }
+  return invalid_argument("GENIE_FABRIC='" + v + "' is not one of sim, real, real:PROVIDER");
+}
+
+// Real-fabric address blob as exchanged: status byte (0 ok, 1 failed) then the addresses or the error text.
+std::vector<uint8_t> fabric_blob(const Result<std::unique_ptr<FabricComm>>& fc) {
+  std::vector<uint8_t> b;
+  if (fc.is_ok()) {
+    b.push_back(0);
+    auto a = fc.value()->local_blob();
+    b.insert(b.end(), a.begin(), a.end());
+  } else {
+    b.push_back(1);
+    std::string m = fc.status().message().substr(0, 1000);
+    b.insert(b.end(), m.begin(), m.end());
+  }
+  return b;
+}
+
+Status check_fabric_blobs(const std::vector<std::vector<uint8_t>>& all, std::vector<std::vector<uint8_t>>* addrs) {
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty() || all[r][0] != 0) {
+      std::string why = all[r].size() > 1 ? std::string(all[r].begin() + 1, all[r].end()) : "no address";
+      return Status(Errc::kSystem, "rank " + std::to_string(r) + " could not open the real fabric: " + why);
+    }
+    addrs->emplace_back(all[r].begin() + 1, all[r].end());
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+std::string fabric_addr() {
+  std::string a = config::global().get(kFabricAddr);
+  return a.empty() ? config::global().get(kBootstrapAddr) : a;
+}
+
+Result<std::unique_ptr<FabricComm>> Communicator::connect_fabric(int rank, const std::vector<RankInfo>& table,
+                                                                 BootstrapSession& session) {
+  bool multi_host = false;
+  std::string provider;
+  std::vector<std::string> hosts;
+  for (const RankInfo& r : table) {
+    multi_host |= std::strncmp(r.host, table[0].host, sizeof(r.host)) != 0;
+    if (provider.empty() && r.provider[0] != 0) provider.assign(r.provider, strnlen(r.provider, sizeof(r.provider)));
+    hosts.emplace_back(r.host);
+  }
+  if (provider.empty()) provider = multi_host ? "tcp" : "shm";
+  auto fc = FabricComm::open(provider, fabric_addr(), table[static_cast<size_t>(rank)].cuda_dev);
+  GENIE_ASSIGN_OR_RETURN(auto all, session.allgather(fabric_blob(fc), {}));
+  if (!fc.is_ok()) return fc.status();
+  std::vector<std::vector<uint8_t>> addrs;
+  GENIE_TRY(check_fabric_blobs(all, &addrs));
+  std::unique_ptr<FabricComm> f = std::move(fc).value();
+  GENIE_TRY(f->connect(rank, addrs, hosts));
+  return f;
+}
 
 std::chrono::milliseconds bootstrap_timeout() { return std::chrono::seconds(config::global().get(kBootstrapTimeoutS)); }
 std::string bootstrap_addr() { return config::global().get(kBootstrapAddr); }
@@ -114,20 +201,41 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   std::snprintf(mine.host, sizeof(mine.host), "%s", hostname().c_str());
   std::string node = config::global().get(kNode);
   std::snprintf(mine.node, sizeof(mine.node), "%s", node.empty() ? mine.host : node.c_str());
+  GENIE_ASSIGN_OR_RETURN(FabricRequest req, fabric_request());
+  mine.fabric = req.real ? 1 : 0;
+  std::snprintf(mine.provider, sizeof(mine.provider), "%s", req.provider.c_str());
   std::unique_ptr<SharedSegment> seg;
   if (rank == 0) {
     uint64_t sid = random_u64();
-    GENIE_ASSIGN_OR_RETURN(SharedSegment * s, SharedSegment::create(nranks, sid));
-    seg.reset(s);
-    mine.segment_fd = s->fd();
     mine.segment_id = sid;
+    if (!req.real) {  // the shared-memory path's control segment
+      GENIE_ASSIGN_OR_RETURN(SharedSegment * s, SharedSegment::create(nranks, sid));
+      seg.reset(s);
+      mine.segment_fd = s->fd();
+    }
   }
-  GENIE_ASSIGN_OR_RETURN(std::vector<RankInfo> table, join(id, nranks, mine, bootstrap_timeout(), {}));
-  for (const RankInfo& r : table)
-    if (std::strncmp(r.host, mine.host, sizeof(mine.host)) != 0)
-      return unsupported(std::string("ranks on different hosts (") + mine.host + ", " + r.host +
-                         "): moving data between hosts needs the real-fabric transport (issue #5); use one host "
-                         "and GENIE_NODE to emulate several nodes");
+  std::unique_ptr<BootstrapSession> session;
+  GENIE_ASSIGN_OR_RETURN(std::vector<RankInfo> table, join(id, nranks, mine, bootstrap_timeout(), {}, &session));
+  bool real = false;
+  std::string other_host;
+  for (const RankInfo& r : table) {
+    real |= r.fabric != 0;
+    if (std::strncmp(r.host, mine.host, sizeof(mine.host)) != 0) other_host = r.host;
+  }
+  if (real || !other_host.empty()) {
+    if (rt->clock().is_virtual())
+      return invalid_usage(std::string("the real fabric (") +
+                           (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
+                           ") measures wall-clock time and needs GENIE_CLOCK=realtime (genie run --fabric real sets it)");
+    GENIE_ASSIGN_OR_RETURN(auto fab, connect_fabric(rank, table, *session));
+    session.reset();
+    std::vector<RankPlace> places;
+    for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
+    GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset));
+    const uint64_t cid = table[0].segment_id;
+    return assemble(rank, std::move(table), nullptr, std::move(timing), cuda_dev, opts, std::move(fab), cid);
+  }
+  session.reset();
   if (rank != 0) {
     GENIE_ASSIGN_OR_RETURN(SharedSegment * s,
                            SharedSegment::open(table[0].pid, table[0].segment_fd, table[0].segment_id, nranks));
@@ -165,7 +273,11 @@ uint64_t comm_key(const std::vector<RankInfo>& table, int rank) {
 }  // namespace
 
 void Communicator::join_coordinator(uint64_t parent_key) {
-  if (!rt_->clock().is_virtual()) return;  // realtime: calls are timed by the wall clock and the fabric
+  if (!rt_->clock().is_virtual()) {
+    // Realtime: calls are timed by the wall clock and the fabric; the coordinator only gathers the records.
+    (void)sched::CoordClient::get(rt_->timeline());
+    return;
+  }
   coord_ = sched::CoordClient::get(rt_->timeline());
   if (!coord_) return;
   rt_->timeline().register_injector();
@@ -179,7 +291,8 @@ void Communicator::join_coordinator(uint64_t parent_key) {
 
 Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
                                                              std::shared_ptr<CommTiming> timing, int cuda_dev,
-                                                             const CommOptions& opts, uint64_t parent_key) {
+                                                             const CommOptions& opts, std::unique_ptr<FabricComm> fab,
+                                                             uint64_t fabric_id, uint64_t parent_key) {
   auto c = std::shared_ptr<Communicator>(new Communicator());
   c->rt_ = fakecuda::Runtime::instance();
   c->rank_ = rank;
@@ -187,7 +300,8 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
   c->cuda_dev_ = cuda_dev;
   c->opts_ = opts;
   c->seg_.reset(seg);
-  c->id_ = seg->header().id;
+  c->fab_ = std::move(fab);
+  c->id_ = seg ? seg->header().id : fabric_id;
   c->timing_ = std::move(timing);
   c->key_ = comm_key(table, rank);
   c->peers_ = std::move(table);
@@ -196,16 +310,22 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
   const int me = static_cast<int>(getpid());
   c->pidfds_.assign(static_cast<size_t>(c->nranks_), -1);
   for (int r = 0; r < c->nranks_; ++r) {
-    int pid = c->peers_[static_cast<size_t>(r)].pid;
-    if (pid == me) continue;
-    c->cross_process_ = true;
-    c->pidfds_[static_cast<size_t>(r)] = open_pidfd(pid);
+    const RankInfo& p = c->peers_[static_cast<size_t>(r)];
+    if (p.pid == me) continue;
+    // A pid names a process only on its own host (the real fabric may span hosts).
+    if (std::strncmp(p.host, c->peers_[static_cast<size_t>(rank)].host, sizeof(p.host)) != 0) continue;
+    c->cross_process_ = c->fab_ == nullptr;  // the real fabric sends from local buffers: nothing to share
+    c->pidfds_[static_cast<size_t>(r)] = open_pidfd(p.pid);
   }
   // One rank per process (the usual launch): log lines carry it.
   int here = 0;
-  for (const RankInfo& p : c->peers_) here += p.pid == me ? 1 : 0;
+  for (const RankInfo& p : c->peers_)
+    here += p.pid == me && std::strncmp(p.host, c->peers_[static_cast<size_t>(rank)].host, sizeof(p.host)) == 0;
   static std::atomic<bool> rank_set{false};
-  if (here == 1 && !rank_set.exchange(true)) log::set_rank(rank);  // the first communicator's rank
+  if (here == 1 && !rank_set.exchange(true)) {  // the first communicator's rank
+    log::set_rank(rank);
+    fabric_report_set_rank(rank);
+  }
   c->join_coordinator(parent_key);
   nccl_debug_init_line(*c);
   return c;
@@ -229,6 +349,7 @@ void Communicator::abort() {
 
 void Communicator::fail_all(Errc e) {
   set_async_error(e);
+  if (!seg_) return;
   int expected = 0;
   seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(e), std::memory_order_acq_rel);
   seg_->ring();
@@ -273,6 +394,7 @@ Result<std::vector<std::vector<uint8_t>>> Communicator::gather_small(const std::
                                                                      size_t len) {
   GENIE_ASSERT(len <= kGatherBytes, "gather payload too large");
   const uint64_t seq = ++gather_seq_;
+  if (fab_) return fab_->gather(members, mine, len, seq, fabric_wait("communicator split/shrink"));
   RankSlot& my = seg_->slot(rank_);
   const WaitWhat what{nullptr, "communicator split/shrink", 0};
   // Everyone who took part in this rank's previous exchange must have read that payload before it is
@@ -308,6 +430,7 @@ struct SegmentEntry {
 
 Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::vector<int>& members, int my_index,
                                                                      const CommOptions& opts) {
+  if (fab_) return sub_communicator_fabric(members, my_index, opts);
   // The new rank 0 creates the segment; the others learn its fd through the parent's segment.
   SegmentEntry mine{};
   std::unique_ptr<SharedSegment> seg;
@@ -333,7 +456,8 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::
     ri.rank = static_cast<int32_t>(i);
     table.push_back(ri);
   }
-  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members), cuda_dev_, opts, key_);
+  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members), cuda_dev_, opts, nullptr, 0,
+                  key_);
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, const CommOptions& opts) {
@@ -352,8 +476,10 @@ Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, co
   if (color < 0) {
     // Keep this rank's all-gather numbering in step with the members' two sub-exchanges.
     gather_seq_ += 2;
-    seg_->slot(rank_).gather_done.store(gather_seq_, std::memory_order_release);
-    seg_->ring();
+    if (seg_) {
+      seg_->slot(rank_).gather_done.store(gather_seq_, std::memory_order_release);
+      seg_->ring();
+    }
     return std::shared_ptr<Communicator>();
   }
   std::sort(group.begin(), group.end());

@@ -22,6 +22,8 @@
 #include "genie/sched/coord_client.hpp"
 #include "reduce/reduce_kernels.hpp"
 #include "shared_segment.hpp"
+#include "transport/fabric_comm.hpp"
+#include "transport/schedule_executor.hpp"
 
 namespace genie::fakecuda {
 class Runtime;
@@ -94,6 +96,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   fakecuda::Runtime& runtime() { return *rt_; }
   /// True when some peer lives in another process (buffers must be shareable).
   bool cross_process() const { return cross_process_; }
+  /// True when this communicator moves data over the real fabric (libfabric) instead of shared memory.
+  bool real_fabric() const { return fab_ != nullptr; }
+  /// The libfabric provider of the real fabric ("" on the shared-memory path).
+  std::string fabric_provider() const { return fab_ ? fab_->provider() : std::string(); }
 
   /// ncclCommGetAsyncError: ncclSuccess (0) or the first asynchronous failure, as an Errc.
   Errc async_error() const { return static_cast<Errc>(async_error_.load(std::memory_order_acquire)); }
@@ -120,11 +126,23 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
  private:
   Communicator() = default;
+  /// `seg` (shared-memory path) or `fab` (real fabric, with the communicator id `fabric_id`).
   static Result<std::shared_ptr<Communicator>> assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
                                                         std::shared_ptr<CommTiming> timing, int cuda_dev,
-                                                        const CommOptions& opts, uint64_t parent_key = 0);
+                                                        const CommOptions& opts,
+                                                        std::unique_ptr<FabricComm> fab = nullptr,
+                                                        uint64_t fabric_id = 0, uint64_t parent_key = 0);
   /// Joins the job's coordinator, if there is one (virtual clock only): announces this rank.
   void join_coordinator(uint64_t parent_key);
+  /// Real fabric: opens this rank's endpoints and exchanges addresses through the bootstrap session.
+  static Result<std::unique_ptr<FabricComm>> connect_fabric(int rank, const std::vector<RankInfo>& table,
+                                                            BootstrapSession& session);
+  Result<std::shared_ptr<Communicator>> sub_communicator_fabric(const std::vector<int>& members, int my_index,
+                                                                const CommOptions& opts);
+  Result<SimTime> run_collective_fabric(const CollCall& c, SimTime ready);
+  Result<SimTime> run_p2p_fabric(std::vector<P2PCall>& calls, SimTime ready);
+  /// The wait policy of a fabric exchange for `what`: abort, dead peers on this host, GENIE_HANG_TIMEOUT.
+  FabricWait fabric_wait(std::string what);
   Result<std::shared_ptr<Communicator>> sub_communicator(const std::vector<int>& members, int my_index,
                                                          const CommOptions& opts);
   /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`.
@@ -168,7 +186,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::vector<RankInfo> peers_;
   std::vector<int> pidfds_;  ///< pidfd of each peer in another process (-1: this process or unavailable)
   bool cross_process_ = false;
-  std::unique_ptr<SharedSegment> seg_;
+  std::unique_ptr<SharedSegment> seg_;  ///< shared-memory path
+  std::unique_ptr<FabricComm> fab_;      ///< real-fabric path
+  ScheduleExecutor executor_;            ///< real fabric: runs each collective's Schedule
   std::shared_ptr<CommTiming> timing_;
 
   std::atomic<int> async_error_{0};
@@ -184,6 +204,16 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   mutable std::mutex redop_mu_;
   std::vector<std::pair<bool, RedOpSpec>> redops_;  ///< index = ncclRedOp_t - ncclNumOps
 };
+
+/// A PreMulSum scalar stored in datatype `dt` at `p`, as a double.
+double scalar_from_bytes(const void* p, netsim::DataType dt);
+/// GENIE_HANG_TIMEOUT in seconds (0: wait forever).
+double hang_timeout_s();
+/// After a failure a call's stream op stays pending until the program aborts the communicator (as a GPU
+/// kernel waiting on a dead peer would), or one more hang timeout has passed; then returns `why`.
+Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status& why);
+/// IPv4 address the real fabric's IP providers bind to (GENIE_SHIM_FABRIC_ADDR, else the bootstrap's).
+std::string fabric_addr();
 
 /// Converters between the API's enums and netsim's.
 const char* collective_api_name(netsim::Collective c) noexcept;  ///< "AllReduce"

@@ -57,7 +57,8 @@ void nccl_debug_init_line(const Communicator& c) {
   static std::once_flag once;
   std::call_once(once, [&] {
     if (nccl_debug_level() >= NcclDebugLevel::kVersion)
-      std::fprintf(stderr, "NCCL version 2.28.9+cuda13.0 (Genie: simulated fabric)\n");
+      std::fprintf(stderr, "NCCL version 2.28.9+cuda13.0 (Genie: %s)\n",
+                   c.real_fabric() ? "real fabric" : "simulated fabric");
   });
   if (nccl_debug_level() < NcclDebugLevel::kInfo) return;
   auto& t = const_cast<Communicator&>(c).timing();
@@ -65,9 +66,11 @@ void nccl_debug_init_line(const Communicator& c) {
              "comm %p rank %d nRanks %d nNodes %d localRanks %d cudaDev %d - Init COMPLETE",
              static_cast<const void*>(&c), c.rank(), c.nranks(), t.num_nodes(), c.nranks() / std::max(1, t.num_nodes()),
              c.cuda_dev());
+  const std::string data = c.real_fabric() ? "over the real fabric (libfabric " + c.fabric_provider() + ")"
+                           : c.cross_process() ? "through shared memory between processes"
+                                               : "within this process";
   nccl_debug(NcclDebugLevel::kInfo, c.cuda_dev(), "Genie: topology %s, rank %d on GPU %d, data %s",
-             t.topology_name().c_str(), c.rank(), t.gpu_of(c.rank()),
-             c.cross_process() ? "through shared memory between processes" : "within this process");
+             t.topology_name().c_str(), c.rank(), t.gpu_of(c.rank()), data.c_str());
 }
 
 }  // namespace genie::shim

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "genie/common/log.hpp"
+#include "genie/common/internal_scope.hpp"
 #include "genie/common/status.hpp"
 
 namespace genie::shim {
@@ -27,6 +28,7 @@ ncclResult_t fail(const char* fn, const Status& s) noexcept;
 /// Runs an API body that returns Status; never lets an exception cross the C ABI.
 template <class F>
 ncclResult_t guard(const char* fn, F&& body) noexcept {
+  InternalScope internal;
   try {
     Status s = body();
     if (s.is_ok()) return ncclSuccess;

@@ -64,6 +64,19 @@ TEST(Config, BadEnvValueNamesTheVariable) {
   EXPECT_FALSE(c3.is_ok());
 }
 
+// A library loaded after the first global() call (libnccl.so.2 after libcudart's first clock read) declares
+// its parameters after the load: they still take their environment values, validated.
+TEST(Config, ParameterDeclaredAfterTheLoadReadsTheEnvironment) {
+  auto c = Config::load({{"GENIE_TEST_LATE_ADDR", "10.0.0.7"}, {"GENIE_TEST_LATE_N", "99"}});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  const Param<std::string> late_addr{"test_late.addr", "127.0.0.1", "declared after the load"};
+  const Param<int64_t> late_n{"test_late.n", 3, "declared after the load, out of range in the env", {}, 1.0, 8.0};
+  EXPECT_EQ(c->get(late_addr), "10.0.0.7");
+  EXPECT_EQ(c->source("test_late.addr"), Source::kEnv);
+  EXPECT_EQ(c->get(late_n), 3);  // 99 is above the maximum: the default, with a message on stderr
+  EXPECT_EQ(c->source("test_late.n"), Source::kDefault);
+}
+
 TEST(Config, UnknownJsonKeyNamesThePath) {
   Config c;
   Status s = c.merge_json(R"({"test_cfg": {"mdoe": "b"}})", "my.json");

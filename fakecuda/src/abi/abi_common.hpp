@@ -8,6 +8,7 @@
 #include <new>
 
 #include "genie/common/enum_raw.hpp"
+#include "genie/common/internal_scope.hpp"
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
 
@@ -43,6 +44,7 @@ extern GENIE_TLS_FAST thread_local const char* t_api_name;
 template <class F>
 cudaError_t guard(const char* fn, F&& body) noexcept {
   cudaError_t e;
+  InternalScope internal;
   const char* outer = t_api_name;
   t_api_name = fn;
   GENIE_LOG_TRACE(log::kFakecuda, "{}", fn);

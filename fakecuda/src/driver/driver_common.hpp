@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 
+#include "genie/common/internal_scope.hpp"
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/driver.hpp"
 #include "genie/fakecuda/driver_api.hpp"
@@ -34,6 +35,7 @@ CUresult not_supported(const char* fn) noexcept;
 /// reject() name the function (a lambda's __func__ would not).
 template <class F>
 CUresult guard(const char* fn, F&& body) noexcept {
+  InternalScope internal;
   CUresult e;
   try {
     e = body(fn);

@@ -16,8 +16,13 @@ void register_presets_command(CLI::App& app, int* exit_code);
 /// `genie run`: launches the ranks of a job (launcher.hpp).
 void register_run_command(CLI::App& app, int* exit_code);
 
+/// `genie coordinator`: a stand-alone coordinator for ranks of another launcher.
+void register_coordinator_command(CLI::App& app, int* exit_code);
+
 /// `genie report`: renders a report directory as HTML.
 void register_report_command(CLI::App& app, int* exit_code);
+/// `genie testbed up|down|status`: network namespaces as hosts (testbed.hpp).
+void register_testbed_command(CLI::App& app, int* exit_code);
 
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   genie::sched::register_sim_command(app, &exit_code);
   genie::sched::register_presets_command(app, &exit_code);
   genie::sched::register_report_command(app, &exit_code);
+  genie::sched::register_coordinator_command(app, &exit_code);
+  genie::sched::register_testbed_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/fabric_summary.hpp"
 #include "genie/common/config.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/simulator.hpp"
@@ -16,6 +17,7 @@
 #include "genie/sched/job_topology.hpp"
 #include "genie/sched/launcher.hpp"
 #include "genie/sched/report.hpp"
+#include "genie/sched/testbed.hpp"
 
 namespace genie::sched {
 namespace {
@@ -36,8 +38,9 @@ void register_run_command(CLI::App& app, int* exit_code) {
       "different communicators contend for links) and the job's report is written at the end. Output lines are "
       "prefixed with [rankN]:. The exit code is the first failing rank's.");
   static LaunchSpec spec;
-  static std::string device, topology, clock, engine, fabric, report_dir = "genie-report";
-  static double grace_s = 10, stall_s = 2;
+  static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock,
+      report_dir = "genie-report";
+  static double grace_s = 10, stall_s = 2, dilation = 0;
   static bool no_prefix = false, no_report = false, no_coordinator = false;
   cmd->add_option("-n,--nranks", spec.nranks, "Number of ranks (processes)")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--nodes", spec.nodes, "Emulated nodes; ranks fill them in order (default: ceil(N / gpus-per-node))")
@@ -59,13 +62,76 @@ void register_run_command(CLI::App& app, int* exit_code) {
                   "Seconds the global clock may wait on a rank that promises nothing before it is assumed idle")
       ->check(CLI::Range(0.01, 3600.0));
   cmd->add_flag("--no-prefix", no_prefix, "Do not prefix output lines with [rankN]:");
+  cmd->add_option("--app-clock", app_clock,
+                  "What the program's own clock reads return (GENIE_APP_CLOCK): wall, or virtual for programs that time "
+                  "their work with the clock, like nccl-tests (not for programs that wait with clock-based timeouts)")
+      ->check(CLI::IsMember({"wall", "virtual"}));
+  cmd->add_option("--fabric", fabric,
+                  "sim[:TOPOLOGY] (shared memory, timed by netsim; the default) or real[:PROVIDER] (libfabric tcp, "
+                  "shm, verbs, efa; implies --clock realtime)");
+  cmd->add_option("--testbed", testbed, "Run rank i in host i mod H of the testbed that is up (genie testbed up); "
+                                        "implies --fabric real and its topology")
+      ->expected(0, 1)
+      ->default_str("genie");
+  cmd->add_option("--dilation", dilation,
+                  "Time dilation D (realtime): modelled durations last D times longer, measured times read D times "
+                  "shorter, so a fabric D times slower stands in for the modelled one")
+      ->check(CLI::Range(1.0, 1e6));
+  cmd->add_option("--compare", compare, "sim: also time every collective's Schedule in netsim and print real vs sim")
+      ->check(CLI::IsMember({"sim"}));
   cmd->add_option("command", spec.command, "Program and its arguments (after --)")->required()->expected(-1);
-  cmd->callback([exit_code] {
+  cmd->callback([exit_code, cmd] {
     const auto env = config::process_environment();
     if (!device.empty()) spec.extra_env["GENIE_DEVICE"] = device;
     if (!topology.empty()) spec.extra_env["GENIE_TOPOLOGY"] = topology;
     if (!clock.empty()) spec.extra_env["GENIE_CLOCK"] = clock;
     if (!engine.empty()) spec.extra_env["GENIE_ENGINE"] = engine;
+    if (!app_clock.empty()) spec.extra_env["GENIE_APP_CLOCK"] = app_clock;
+    auto fail = [&](const std::string& m) {
+      std::cerr << "genie run: " << m << "\n";
+      *exit_code = 2;
+    };
+    bool real = false;
+    Testbed tb;
+    if (cmd->count("--testbed") > 0) {
+      auto t = testbed_load(testbed.empty() ? "genie" : testbed);
+      if (!t.is_ok()) return fail(t.status().message() + " (genie testbed up --hosts H first)");
+      tb = *t;
+      for (int i = 0; i < tb.hosts; ++i)
+        spec.hosts.push_back({"/run/netns/" + tb.namespaces[static_cast<size_t>(i)],
+                              tb.namespaces[static_cast<size_t>(i)], tb.addresses[static_cast<size_t>(i)]});
+      if (fabric.empty()) fabric = "real";
+      if (topology.empty()) spec.extra_env["GENIE_TOPOLOGY"] = tb.topology_file;
+    }
+    if (!fabric.empty()) {
+      if (fabric == "sim" || fabric.rfind("sim:", 0) == 0) {
+        if (!spec.hosts.empty()) return fail("--testbed runs ranks on different hosts: it needs --fabric real");
+        if (fabric.size() > 4) spec.extra_env["GENIE_TOPOLOGY"] = fabric.substr(4);
+        spec.extra_env["GENIE_FABRIC"] = "sim";
+      } else if (fabric == "real" || (fabric.rfind("real:", 0) == 0 && fabric.size() > 5)) {
+        real = true;
+        spec.extra_env["GENIE_FABRIC"] = fabric;
+      } else {
+        return fail("--fabric '" + fabric + "' is not sim, sim:TOPOLOGY, real or real:PROVIDER");
+      }
+    }
+    if (real) {
+      if (clock == "virtual") return fail("--fabric real measures wall-clock time: it needs --clock realtime");
+      spec.extra_env["GENIE_CLOCK"] = "realtime";
+    }
+    if (dilation > 0) {
+      if (spec.extra_env.count("GENIE_CLOCK") == 0 || spec.extra_env["GENIE_CLOCK"] != "realtime")
+        return fail("--dilation applies to realtime runs (--clock realtime or --fabric real)");
+      spec.extra_env["GENIE_DILATION"] = std::to_string(dilation);
+    }
+    // The real fabric's per-collective records (--compare) go to the job's report directory.
+    const std::string fabric_dir = std::filesystem::absolute(env_value(env, "GENIE_REPORT_DIR", report_dir)).string();
+    if (!compare.empty()) {
+      if (!real) return fail("--compare sim compares the real fabric with netsim: it needs --fabric real");
+      spec.extra_env["GENIE_COMPARE"] = "sim";
+      spec.extra_env["GENIE_REPORT_DIR"] = fabric_dir;
+      if (Status s = clear_fabric_records(fabric_dir); !s.is_ok()) return fail(s.message());
+    }
     spec.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000));
     spec.prefix_output = !no_prefix;
     spec.lib_dir = library_dir();
@@ -74,15 +140,22 @@ void register_run_command(CLI::App& app, int* exit_code) {
       *exit_code = 2;
       return;
     }
-    const std::string dev = device.empty() ? env_value(env, "GENIE_DEVICE", "h200") : device;
-    const std::string topo_name = topology.empty() ? env_value(env, "GENIE_TOPOLOGY", "") : topology;
-    const std::string eng = engine.empty() ? env_value(env, "GENIE_ENGINE", "flow") : engine;
-    const std::string clk = clock.empty() ? env_value(env, "GENIE_CLOCK", "virtual") : clock;
+    // What the ranks will see: the flags above (in extra_env), else this process's environment.
+    auto effective = [&](const char* name, const std::string& fallback) {
+      auto it = spec.extra_env.find(name);
+      return it != spec.extra_env.end() ? it->second : env_value(env, name, fallback);
+    };
+    const std::string dev = effective("GENIE_DEVICE", "h200");
+    const std::string topo_name = effective("GENIE_TOPOLOGY", "");
+    const std::string eng = effective("GENIE_ENGINE", "flow");
+    const std::string clk = effective("GENIE_CLOCK", "virtual");
     const int nodes = spec.nodes > 0 ? spec.nodes : (spec.nranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
 
     std::unique_ptr<CoordinatorServer> server;
     JobTopology jt;
-    const bool coordinate = !no_coordinator && clk == "virtual";
+    // Realtime jobs get a coordinator too (it gathers the records); testbed ranks live in network namespaces
+    // that cannot reach this process's loopback, so they report through the fabric's records only.
+    const bool coordinate = !no_coordinator && spec.hosts.empty();
     if (coordinate) {
       auto t = job_topology(topo_name, dev, nodes, env_value(env, "GENIE_TOPOLOGY_FABRIC", "rail"));
       if (!t.is_ok()) {
@@ -127,8 +200,23 @@ void register_run_command(CLI::App& app, int* exit_code) {
       return;
     }
     *exit_code = r->exit_code;
-    if (!server) return;
-    JobRecord job = server->finish();
+    if (!spec.hosts.empty() && r->exit_code != 0) {
+      // Name the links that are down and the ranks behind them.
+      auto states = testbed_link_states(tb);
+      for (size_t h = 0; h < states.size(); ++h) {
+        if (states[h] == "up") continue;
+        std::string ranks;
+        for (int k = static_cast<int>(h); k < spec.nranks; k += tb.hosts) ranks += (ranks.empty() ? "" : ", ") + std::to_string(k);
+        std::cerr << "genie run: testbed link of host " << h << " (" << tb.namespaces[h] << " eth0 <-> bridge port "
+                  << tb.bridge_ports[h] << ") is down; ranks on that host: " << ranks << "\n";
+      }
+    }
+    if (!compare.empty()) {
+      auto n = print_fabric_summary(fabric_dir);
+      if (!n.is_ok()) std::cerr << "genie run: " << n.status().message() << "\n";
+    }
+    if (!server && (no_report || compare.empty())) return;
+    JobRecord job = server ? server->finish() : JobRecord{};
     ReportInput in;
     in.job = &job;
     in.topology = jt.topology;
@@ -142,6 +230,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
     in.gpus_per_node = spec.gpus_per_node;
     in.result = r.value();
     in.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!compare.empty()) in.fabric_dir = fabric_dir;
     std::cerr << summary_text(in);
     if (!no_report) {
       Status st = write_report(report_dir, in);

@@ -24,6 +24,7 @@
 #include "genie/common/log.hpp"
 #include "genie/common/thread_util.hpp"
 #include "genie/common/siphash.hpp"
+#include "coord/coord_autohost.hpp"
 #include "genie/sched/coordinator.hpp"
 
 namespace genie::sched {
@@ -31,8 +32,9 @@ namespace {
 
 const config::Param<std::string> kCoordinator{
     "coordinator", "",
-    "host:port of the job's coordinator (genie run sets it). Empty: no coordinator; each communicator times its "
-    "calls alone, without contention between communicators."};
+    "host:port of the job's coordinator (genie run sets it; genie coordinator prints it), or auto[:HOST:PORT]: rank 0 "
+    "hosts one for ranks started by another launcher. Empty: no coordinator; each communicator times its calls "
+    "alone, without contention between communicators."};
 const config::Param<std::string> kJobSecret{
     "job_secret", "", "32 hex digits proving membership of the job to the coordinator (genie run sets it)."};
 const config::Param<double> kConnectTimeoutS{
@@ -358,7 +360,17 @@ CoordClient* CoordClient::get(Timeline& timeline) {
     GENIE_LOG_ERROR("sched", "{}; running without the coordinator", g_status.message());
     return nullptr;
   }
-  auto fd = connect_to(addr, cfg.get(kConnectTimeoutS));
+  std::string target = addr;
+  if (addr == "auto" || addr.rfind("auto:", 0) == 0) {
+    auto a = resolve_auto_coordinator(addr, process_rank_from_environment(), secret.value());
+    if (!a.is_ok()) {
+      g_status = a.status();
+      GENIE_LOG_ERROR("sched", "GENIE_COORDINATOR={}: {}; running without the coordinator", addr, g_status.message());
+      return nullptr;
+    }
+    target = a.value();
+  }
+  auto fd = connect_to(target, cfg.get(kConnectTimeoutS));
   if (!fd.is_ok()) {
     g_status = fd.status();
     GENIE_LOG_ERROR("sched", "{}; running without the coordinator", g_status.message());
@@ -383,6 +395,8 @@ CoordClient* CoordClient::get(Timeline& timeline) {
     char host[256] = {};
     ::gethostname(host, sizeof(host) - 1);
     h.host = host;
+    h.realtime = timeline.clock().is_virtual() ? 0 : 1;
+    h.epoch_mono_ns = timeline.clock().epoch_monotonic_ns();
     h.node = env_or(env, {"GENIE_NODE"});
     if (h.node.empty()) h.node = h.host;
     auto input = coord::hello_mac_input(std::get<coord::Challenge>(ch.value()).nonce, h.pid, h.process_rank);

@@ -94,10 +94,12 @@ void enc(Writer& w, const Hello& m) {
   w.put(m.gpus);
   w.put_string(m.node);
   w.put_string(m.host);
+  w.put(m.realtime);
+  w.put(m.epoch_mono_ns);
 }
 bool dec(Reader& r, Hello* m) {
   return r.get(&m->mac) && r.get(&m->pid) && r.get(&m->process_rank) && r.get(&m->world_size) && r.get(&m->gpus) &&
-         r.get_string(&m->node) && r.get_string(&m->host);
+         r.get_string(&m->node) && r.get_string(&m->host) && r.get(&m->realtime) && r.get(&m->epoch_mono_ns);
 }
 
 void enc(Writer& w, const Welcome& m) {

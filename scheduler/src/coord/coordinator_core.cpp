@@ -2,6 +2,8 @@
 // CoordinatorCore: the job's global virtual clock. Collectives are submitted to one netsim Simulator in
 // (start, comm, seq) order once no process can still inject earlier traffic, and resolved one event time at
 // a time, so a process woken by a resolution is never overtaken by the clock (see docs/coordinator.md).
+#include <time.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -61,9 +63,13 @@ struct CoordinatorCore::Impl {
   std::vector<std::pair<int, SimTime>> finished;  // filled by the simulator's finish callback
   std::map<std::string, int> node_index;
   bool placement_fixed = false;
+  int64_t epoch_mono_ns = 0;  // CLOCK_MONOTONIC when the coordinator started
   int64_t frontier = 0;  // everything strictly before it is resolved
 
   Impl(CoordinatorOptions o, Send s) : opt(std::move(o)), send(std::move(s)) {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    epoch_mono_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     netsim::SimulatorOptions so;
     so.engine = opt.engine;
     so.record_link_usage = opt.record_link_usage;
@@ -526,6 +532,9 @@ void CoordinatorCore::on_hello(int conn, const coord::Hello& h) {
   p.info.gpus = h.gpus;
   p.info.node = h.node.empty() ? h.host : h.node;
   p.info.host = h.host;
+  p.info.realtime = h.realtime != 0;
+  // Realtime records are wall times since each process's own clock epoch: shift them onto the coordinator's.
+  if (p.info.realtime) p.info.record_offset_ns = h.epoch_mono_ns - impl_->epoch_mono_ns;
   p.conn = conn;
   if (impl_->placement_fixed) p.info.node_index = impl_->node_of(p.info.node, p.info);
   impl_->conn_proc[conn] = p.info.index;
@@ -579,6 +588,8 @@ void CoordinatorCore::on_message(int conn, const coord::Message& m) {
         continue;
       }
       ops[pi].push_back(o);
+      ops[pi].back().start_ns += p->info.record_offset_ns;
+      ops[pi].back().end_ns += p->info.record_offset_ns;
       ++total;
     }
   } else if (auto* b = std::get_if<coord::Bye>(&m)) {

@@ -92,6 +92,7 @@ struct CoordinatorServer::Impl {
   uint16_t port = 0;
   std::thread thread;
   std::atomic<bool> stop{false};
+  std::atomic<bool> done{false};  // expected processes joined and all left
   std::map<int, Conn> conns;  // by connection id (= fd)
   std::unique_ptr<CoordinatorCore> core;
   JobRecord result;
@@ -284,6 +285,8 @@ struct CoordinatorServer::Impl {
         last_move = now;
       }
       show_progress(false);
+      const int expected = std::max(1, opt.core.expected_processes);
+      done.store(core->registered_processes() >= expected && core->live_processes() == 0, std::memory_order_release);
     }
   }
 };
@@ -332,6 +335,15 @@ CoordinatorServer::~CoordinatorServer() {
 
 std::string CoordinatorServer::address() const { return impl_->opt.bind_addr + ":" + std::to_string(impl_->port); }
 uint16_t CoordinatorServer::port() const { return impl_->port; }
+
+bool CoordinatorServer::wait_done(std::chrono::milliseconds timeout) {
+  const auto until = SteadyClock::now() + timeout;
+  while (!impl_->done.load(std::memory_order_acquire)) {
+    if (SteadyClock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
 
 JobRecord CoordinatorServer::finish() {
   impl_->stop.store(true, std::memory_order_release);

@@ -246,6 +246,32 @@ Status render_html(const std::string& path, const std::string& out_path) {
   h << "<h2>Link utilisation</h2>" << heatmap_svg(j["links"]);
   h << "<h2>Collectives</h2>" << table({"op", "calls", "bytes", "time ms", "mean busbw GB/s"}, op_rows);
   h << "<h2>Communicators</h2>" << table({"comm", "calls", "bytes", "time ms", "mean busbw GB/s"}, comm_rows);
+  if (j.contains("fabric") && j["fabric"].is_object() && j["fabric"].contains("summary")) {
+    std::vector<std::vector<std::string>> fab_rows, call_rows;
+    for (const auto& f : j["fabric"]["summary"])
+      if (f.is_object())
+        fab_rows.push_back({f.value("op", std::string("?")), std::to_string(f.value("bytes", uint64_t{0})),
+                            std::to_string(f.value("calls", 0)), num(f.value("median_real_us", 0.0), 1),
+                            f["median_sim_us"].is_number() ? num(f["median_sim_us"].get<double>(), 1) : "-",
+                            f["sim_over_real"].is_number() ? num(f["sim_over_real"].get<double>(), 3) : "-"});
+    if (j["fabric"].contains("calls") && j["fabric"]["calls"].is_array()) {
+      size_t shown = 0;
+      for (const auto& c : j["fabric"]["calls"]) {
+        if (!c.is_object() || shown++ >= 200) break;
+        call_rows.push_back({c.value("comm", std::string()), std::to_string(c.value("seq", 0)),
+                             std::to_string(c.value("rank", 0)), c.value("op", std::string()),
+                             std::to_string(c.value("bytes", uint64_t{0})), num(c.value("real_us", 0.0), 1),
+                             c["sim_us"].is_number() ? num(c["sim_us"].get<double>(), 1) : "-",
+                             c.contains("sim_over_real") && c["sim_over_real"].is_number()
+                                 ? num(c["sim_over_real"].get<double>(), 3)
+                                 : "-"});
+      }
+    }
+    h << "<h2>Real fabric versus simulation</h2>"
+      << table({"op", "bytes", "calls", "median real us", "median sim us", "sim / real"}, fab_rows)
+      << "<details><summary>per call (first 200)</summary>"
+      << table({"comm", "seq", "rank", "op", "bytes", "real us", "sim us", "sim / real"}, call_rows) << "</details>";
+  }
   h << "<h2>Ranks</h2>"
     << table({"rank", "node", "compute ms", "communication ms", "exposed comm ms", "idle ms"}, rank_rows);
   // Self-check for headless browsers: every chart must have laid out, with marks where there is data.

@@ -2,11 +2,13 @@
 // genie-report.json, trace.json and the exit summary.
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -66,6 +68,82 @@ Status write_file(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::rename(tmp, path, ec);
   if (ec) return system_error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
   return Status::ok();
+}
+
+// The real fabric's records (docs/fabric.md): one JSON object per line, one file per rank. Malformed lines
+// are skipped and counted (the job's own files; a broken line must not cost the whole report).
+json fabric_section(const std::string& dir, std::map<std::string, std::string>* comm_names) {
+  std::vector<json> calls;
+  uint64_t bad = 0;
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return nullptr;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("fabric-rank", 0) == 0 && n.size() > 6 && n.substr(n.size() - 6) == ".jsonl") files.push_back(e.path());
+  }
+  if (files.empty()) return nullptr;
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      json r = json::parse(line, nullptr, false);
+      if (r.is_discarded() || !r.is_object() || !r.contains("comm") || !r.contains("seq") || !r.contains("real_us") ||
+          !r["real_us"].is_number()) {
+        ++bad;
+        continue;
+      }
+      const std::string key = r["comm"].is_string() ? r["comm"].get<std::string>() : r["comm"].dump();
+      if (!comm_names->count(key)) (*comm_names)[key] = "f" + std::to_string(comm_names->size());
+      json c = {{"comm", (*comm_names)[key]},
+                {"seq", r.value("seq", 0)},
+                {"rank", r.value("rank", 0)},
+                {"op", r.value("op", std::string("?"))},
+                {"bytes", r.value("bytes", uint64_t{0})},
+                {"datatype", r.value("datatype", std::string())},
+                {"algorithm", r.value("algorithm", std::string())},
+                {"protocol", r.value("protocol", std::string())},
+                {"channels", r.value("channels", 0)},
+                {"provider", r.value("provider", std::string())},
+                {"real_us", r["real_us"]},
+                {"sim_us", r.contains("sim_us") ? r["sim_us"] : json(nullptr)}};
+      if (r.contains("sim_us") && r["sim_us"].is_number() && r["real_us"].get<double>() > 0)
+        c["sim_over_real"] = round3(r["sim_us"].get<double>() / r["real_us"].get<double>());
+      calls.push_back(std::move(c));
+    }
+  }
+  std::stable_sort(calls.begin(), calls.end(), [](const json& a, const json& b) {
+    return std::tie(a["comm"].get_ref<const std::string&>(), a["seq"].get_ref<const json::number_integer_t&>()) <
+           std::tie(b["comm"].get_ref<const std::string&>(), b["seq"].get_ref<const json::number_integer_t&>());
+  });
+  // Per (op, bytes): a call's time is its slowest rank's; medians over calls.
+  std::map<std::pair<std::string, uint64_t>, std::map<std::pair<std::string, int64_t>, std::pair<double, double>>> by;
+  for (const auto& c : calls) {
+    auto& v = by[{c["op"].get<std::string>(), c["bytes"].get<uint64_t>()}][{c["comm"].get<std::string>(),
+                                                                            c["seq"].get<int64_t>()}];
+    v.first = std::max(v.first, c["real_us"].get<double>());
+    if (c["sim_us"].is_number()) v.second = std::max(v.second, c["sim_us"].get<double>());
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  json summary = json::array();
+  for (const auto& [k, m] : by) {
+    std::vector<double> real, sim;
+    for (const auto& [id, v] : m) {
+      real.push_back(v.first);
+      if (v.second > 0) sim.push_back(v.second);
+    }
+    const double mr = median(real), ms = median(sim);
+    summary.push_back({{"op", k.first}, {"bytes", k.second}, {"calls", m.size()}, {"median_real_us", round3(mr)},
+                       {"median_sim_us", sim.empty() ? json(nullptr) : json(round3(ms))},
+                       {"sim_over_real", sim.empty() || mr <= 0 ? json(nullptr) : json(round3(ms / mr))}});
+  }
+  return {{"calls", calls}, {"summary", summary}, {"malformed_lines", bad}};
 }
 
 json report_json(const ReportInput& in, const Model& m) {
@@ -220,6 +298,8 @@ json report_json(const ReportInput& in, const Model& m) {
     links.push_back({{"link", l.name}, {"peak", round3(l.peak)}, {"utilisation", bins}});
   }
   j["links"] = {{"bin_us", round3(m.bin_us)}, {"channels", links}};
+  std::map<std::string, std::string> fabric_comms;
+  j["fabric"] = fabric_section(in.fabric_dir, &fabric_comms);
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,8 +79,11 @@ class Config {
     std::string text;
     Source source = Source::kDefault;
   };
-  const Value* find(const std::string& key) const;
+  /// The value of `key`: set at load, or — for a parameter declared after the load (a library whose static
+  /// initialisers ran after the first global() call) — read from the loaded environment now, validated.
+  std::optional<Value> find(const std::string& key) const;
   std::map<std::string, Value> values_;
+  std::shared_ptr<const EnvMap> env_;  ///< the environment this config was loaded from (late declarations)
 };
 
 /// A declared parameter. Declare at namespace scope in the .cpp that reads it:
@@ -126,8 +130,8 @@ Param<T>::Param(std::string key, T default_value, std::string description, std::
 
 template <class T>
 T Config::get(const Param<T>& p) const {
-  const Value* v = find(p.key());
-  if (v == nullptr) return p.default_value();
+  const std::optional<Value> v = find(p.key());
+  if (!v) return p.default_value();
   if constexpr (std::is_same_v<T, bool>) {
     bool b = p.default_value();
     detail::parse_bool(v->text, &b);

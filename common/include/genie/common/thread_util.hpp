@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include "genie/common/internal_scope.hpp"
+
 namespace genie {
 
 /// Starts a thread with every asynchronous signal blocked: Genie's helper threads (stream workers, the
@@ -18,7 +20,10 @@ std::thread start_quiet_thread(F&& fn) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  std::thread t(std::forward<F>(fn));
+  std::thread t([f = std::forward<F>(fn)]() mutable {
+    InternalScope internal;  // everything this thread does is Genie's own work
+    f();
+  });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return t;
 }

@@ -24,6 +24,10 @@ struct ClockOptions {
   /// Virtual mode: charge the thread's CPU time (GENIE_HOST_TIME=cpu). Off: host time moves only by modelled
   /// API costs and blocking waits, so a run's virtual times do not depend on this machine's speed.
   bool charge_cpu = true;
+  /// Realtime mode only: time dilation D >= 1 (GENIE_DILATION). The clock runs D times slower than the wall
+  /// clock: a modelled duration d is slept for d x D of wall time, and a measured wall interval w reads as
+  /// w / D, so a fabric D times slower than the modelled one stands in for it (docs/fabric.md).
+  double dilation = 1.0;
 };
 
 /// Host time for the calling thread. Realtime: wall time since the clock's epoch. Virtual: each thread
@@ -54,8 +58,13 @@ class Clock {
   void exclude_cpu_time(SimTime dt);
   /// The calling thread's host time without sampling or charging anything (for log lines).
   SimTime peek();
-  /// Wall time since this clock's epoch (steady clock).
+  /// Wall time since this clock's epoch (steady clock), divided by the dilation in realtime mode.
   SimTime wall_now() const;
+  /// Realtime: sleeps until wall_now() reaches `t` (t - now of clock time is (t - now) x D of wall time).
+  void sleep_until(SimTime t) const;
+  double dilation() const { return options_.dilation; }
+  /// CLOCK_MONOTONIC at this clock's epoch (wall_now() is measured from it), in ns.
+  int64_t epoch_monotonic_ns() const { return epoch_wall_ns_; }
   /// Largest host time reached by any thread.
   SimTime max_host_time() const { return SimTime::ns(max_host_ns_.load(std::memory_order_relaxed)); }
 

@@ -50,6 +50,8 @@ struct Hello {
   int32_t gpus = 0;           ///< emulated devices visible to the process (GENIE_GPUS)
   std::string node;           ///< emulated node name (GENIE_NODE, else the hostname)
   std::string host;
+  uint8_t realtime = 0;       ///< the process's clock is the wall clock (its records are wall times)
+  int64_t epoch_mono_ns = 0;  ///< CLOCK_MONOTONIC at the process clock's epoch (aligns realtime records)
 };
 /// The bytes the Hello MAC covers: a domain tag, the nonce, pid and process rank.
 std::vector<uint8_t> hello_mac_input(const std::array<uint8_t, 16>& nonce, int32_t pid, int32_t process_rank);

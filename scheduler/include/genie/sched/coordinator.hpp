@@ -49,6 +49,8 @@ struct ProcessInfo {
   int node_index = -1;   ///< emulated node of device 0 (assigned when placement is fixed)
   bool alive = true;
   bool said_bye = false;
+  bool realtime = false;
+  int64_t record_offset_ns = 0;  ///< added to its records: realtime processes' clocks start at different times
   int exit_code = 0;
 };
 
@@ -163,6 +165,9 @@ class CoordinatorServer {
   /// "127.0.0.1:PORT"
   std::string address() const;
   uint16_t port() const;
+  /// Waits (wall time, at most `timeout`) until the job is over: at least the expected number of processes
+  /// joined and every one of them has left. True when it is.
+  bool wait_done(std::chrono::milliseconds timeout);
   /// Stops serving and returns the job's records (call once, after the ranks exited).
   JobRecord finish();
 

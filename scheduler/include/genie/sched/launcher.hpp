@@ -12,6 +12,13 @@
 
 namespace genie::sched {
 
+/// A host of a testbed that ranks run in (genie run --testbed).
+struct LaunchHost {
+  std::string netns_path;  ///< /run/netns/<name>-h<i>: the rank's network namespace
+  std::string hostname;    ///< the rank's hostname (its own UTS namespace)
+  std::string address;     ///< the host's IPv4 address (bootstrap, fabric, MASTER_ADDR of host 0)
+};
+
 /// What to launch.
 struct LaunchSpec {
   int nranks = 1;
@@ -22,6 +29,7 @@ struct LaunchSpec {
   std::string lib_dir;                           ///< where libcudart.so.13 / libnccl.so.2 live ("" : no LD_PRELOAD)
   bool prefix_output = true;                     ///< "[rank3]: " before every line, as torchrun's --tee / log prefix
   std::chrono::milliseconds grace{std::chrono::seconds(10)};  ///< after a failure, before the others are stopped
+  std::vector<LaunchHost> hosts;  ///< testbed: rank r runs in hosts[r % hosts.size()] (empty: this host)
 };
 
 /// How each rank ended.

@@ -26,6 +26,9 @@ struct ReportInput {
   int nranks = 0, nodes = 0, gpus_per_node = 0;
   LaunchResult result;
   double wall_seconds = 0;
+  /// Directory holding the real fabric's per-collective records (fabric-rank<R>.jsonl, genie run --compare sim);
+  /// "" or absent files: none. They become the report's `fabric` section (real versus simulated).
+  std::string fabric_dir;
   /// Limits that keep very long jobs' reports bounded (the totals stay exact).
   size_t max_collective_entries = 1000000;
   size_t max_trace_events = 2000000;

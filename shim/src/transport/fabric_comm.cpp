@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// FabricComm: endpoints, address exchange and the one completion-driving loop every exchange uses.
+#include "transport/fabric_comm.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "genie/common/config.hpp"
+#include "genie/common/log.hpp"
+
+namespace genie::shim {
+namespace {
+
+const config::Param<int64_t> kPollSliceMs{
+    "shim.fabric_wait_ms", 50,
+    "Real fabric: longest a rank blocks on its completion queue in one go before it drives progress again and "
+    "checks for abort and timeouts (ms).",
+    {}, 1.0, 1000.0};
+
+const config::Param<int64_t> kYieldUs{
+    "shim.fabric_yield_us", 200,
+    "Real fabric: how long an idle rank keeps reading its completion queue, yielding the core between reads, "
+    "before it blocks (us).",
+    {}, 0.0, 100000.0};
+
+int yield_us() {
+  static const int v = static_cast<int>(config::global().get(kYieldUs));
+  return v;
+}
+
+// How often the checks (abort, dead peers) run while completions keep arriving.
+constexpr int kCheckEveryMs = 50;
+
+int poll_slice_ms() {
+  static const int v = static_cast<int>(config::global().get(kPollSliceMs));
+  return v;
+}
+
+void put_name(std::vector<uint8_t>& out, const std::vector<uint8_t>& name) {
+  const auto len = static_cast<uint16_t>(name.size());
+  out.push_back(static_cast<uint8_t>(len & 0xff));
+  out.push_back(static_cast<uint8_t>(len >> 8));
+  out.insert(out.end(), name.begin(), name.end());
+}
+
+Result<std::vector<uint8_t>> get_name(const std::vector<uint8_t>& blob, size_t* pos) {
+  if (*pos + 2 > blob.size()) return Status(Errc::kRemote, "malformed fabric address from a peer");
+  const size_t len = blob[*pos] | (static_cast<size_t>(blob[*pos + 1]) << 8);
+  *pos += 2;
+  if (*pos + len > blob.size()) return Status(Errc::kRemote, "malformed fabric address from a peer");
+  std::vector<uint8_t> n(blob.begin() + static_cast<long>(*pos), blob.begin() + static_cast<long>(*pos + len));
+  *pos += len;
+  return n;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FabricComm>> FabricComm::open(const std::string& provider, const std::string& src_addr,
+                                                     int gpu) {
+  auto fc = std::unique_ptr<FabricComm>(new FabricComm());
+  GENIE_ASSIGN_OR_RETURN(fc->data_, FabricEndpoint::open(provider, src_addr, gpu));
+  GENIE_ASSIGN_OR_RETURN(fc->ctrl_, FabricEndpoint::open(provider, src_addr, gpu));
+  return fc;
+}
+
+std::vector<uint8_t> FabricComm::local_blob() const {
+  std::vector<uint8_t> out;
+  put_name(out, data_->name());
+  put_name(out, ctrl_->name());
+  return out;
+}
+
+Status FabricComm::connect(int rank, const std::vector<std::vector<uint8_t>>& blobs, std::vector<std::string> hosts) {
+  rank_ = rank;
+  hosts_ = std::move(hosts);
+  data_addr_.clear();
+  ctrl_addr_.clear();
+  for (const auto& b : blobs) {
+    size_t pos = 0;
+    GENIE_ASSIGN_OR_RETURN(auto dn, get_name(b, &pos));
+    GENIE_ASSIGN_OR_RETURN(auto cn, get_name(b, &pos));
+    GENIE_ASSIGN_OR_RETURN(uint64_t da, data_->insert(dn));
+    GENIE_ASSIGN_OR_RETURN(uint64_t ca, ctrl_->insert(cn));
+    data_addr_.push_back(da);
+    ctrl_addr_.push_back(ca);
+  }
+  return Status::ok();
+}
+
+std::string FabricComm::peer_name(int r) const {
+  std::string s = "rank " + std::to_string(r);
+  if (r >= 0 && static_cast<size_t>(r) < hosts_.size() && !hosts_[static_cast<size_t>(r)].empty())
+    s += " (host " + hosts_[static_cast<size_t>(r)] + ")";
+  return s;
+}
+
+Status drive_completions(const FabricComm& fc, FabricEndpoint& ep, const FabricWait& w,
+                         const std::function<bool()>& done,
+                         const std::function<Status(uint64_t user, const FabricCompletion&)>& on_completion,
+                         const std::function<Result<bool>()>& kick, const std::function<std::vector<int>()>& waiting) {
+  auto missing = [&] {
+    std::string s;
+    for (int r : waiting()) s += (s.empty() ? "" : ", ") + fc.peer_name(r);
+    return s.empty() ? std::string("no one") : s;
+  };
+  auto last_check = std::chrono::steady_clock::now();
+  auto last_progress = std::chrono::steady_clock::now();
+  FabricCompletion comps[16];
+  for (;;) {
+    GENIE_ASSIGN_OR_RETURN(bool backlog, kick());
+    if (done()) return Status::ok();
+    GENIE_ASSIGN_OR_RETURN(size_t n, ep.poll(comps, 16, backlog ? 0 : poll_slice_ms(), yield_us()));
+    const auto now = std::chrono::steady_clock::now();
+    if (w.check && (n == 0 || now - last_check >= std::chrono::milliseconds(kCheckEveryMs))) {
+      last_check = now;
+      GENIE_TRY(w.check(waiting()));
+    }
+    if (n > 0) last_progress = now;
+    for (size_t i = 0; i < n; ++i) {
+      if (comps[i].ctx == nullptr) continue;
+      GENIE_TRY(on_completion(comps[i].ctx->user, comps[i]));
+    }
+    if (n == 0 && w.stall.count() > 0 && now - last_progress >= w.stall) {
+      const double s = std::chrono::duration<double>(now - last_progress).count();
+      return Status(Errc::kRemote, w.what + ": no progress on the fabric for " + fmt::format("{:.1f}", s) +
+                                       " s (GENIE_HANG_TIMEOUT) waiting for " + missing());
+    }
+  }
+}
+
+Status FabricComm::exchange(std::vector<FabricMsg>& msgs, const FabricWait& w, bool control) {
+  FabricEndpoint& ep = control ? *ctrl_ : *data_;
+  const auto& addr = control ? ctrl_addr_ : data_addr_;
+  size_t left = 0;
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    msgs[i].ctx.user = i;
+    msgs[i].posted = msgs[i].done = false;
+    ++left;
+  }
+  size_t next = 0;  // messages are posted in order; receives first keeps unexpected-message buffering low
+  auto kick = [&]() -> Result<bool> {
+    while (next < msgs.size()) {
+      FabricMsg& m = msgs[next];
+      const uint64_t a = addr[static_cast<size_t>(m.peer)];
+      GENIE_ASSIGN_OR_RETURN(bool ok, m.is_send ? ep.send(a, m.buf, m.len, m.tag, &m.ctx)
+                                                : ep.recv(a, m.buf, m.len, m.tag, &m.ctx));
+      if (!ok) return true;
+      m.posted = true;
+      ++next;
+    }
+    return false;
+  };
+  auto on = [&](uint64_t user, const FabricCompletion& c) -> Status {
+    if (user >= msgs.size()) return Status::ok();
+    FabricMsg& m = msgs[user];
+    if (!c.status.is_ok()) {
+      if (c.status.code() == Errc::kInvalidUsage)
+        return Status(Errc::kInvalidUsage, peer_name(m.peer) + " sent more bytes than " + w.what +
+                                               " posted a receive for (" + c.status.message() + ")");
+      return Status(Errc::kRemote, w.what + ": " + (m.is_send ? "sending to " : "receiving from ") +
+                                       peer_name(m.peer) + " failed: " + c.status.message());
+    }
+    if (!m.done) {
+      m.done = true;
+      m.received = c.len;
+      --left;
+    }
+    return Status::ok();
+  };
+  auto waiting = [&] {
+    std::vector<int> seen;
+    for (const auto& m : msgs)
+      if (!m.done && std::find(seen.begin(), seen.end(), m.peer) == seen.end()) seen.push_back(m.peer);
+    return seen;
+  };
+  Status st = drive_completions(*this, ep, w, [&] { return left == 0; }, on, kick, waiting);
+  if (!st.is_ok()) {
+    for (auto& m : msgs)
+      if (m.posted && !m.done) ep.cancel(&m.ctx);
+    retire(std::move(msgs));
+  }
+  return st;
+}
+
+Result<std::vector<std::vector<uint8_t>>> FabricComm::gather(const std::vector<int>& members, const void* mine,
+                                                             size_t len, uint64_t seq, const FabricWait& w) {
+  std::vector<std::vector<uint8_t>> out(members.size(), std::vector<uint8_t>(len));
+  std::vector<FabricMsg> msgs;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int r = members[i];
+    if (r == rank_) {
+      std::memcpy(out[i].data(), mine, len);
+      continue;
+    }
+    FabricMsg m;
+    m.is_send = false;
+    m.peer = r;
+    m.buf = out[i].data();
+    m.len = len;
+    m.tag = make_tag(TagKind::kControl, seq, static_cast<uint64_t>(r));
+    msgs.push_back(m);
+  }
+  for (int r : members) {
+    if (r == rank_) continue;
+    FabricMsg m;
+    m.is_send = true;
+    m.peer = r;
+    m.buf = const_cast<void*>(mine);
+    m.len = len;
+    m.tag = make_tag(TagKind::kControl, seq, static_cast<uint64_t>(rank_));
+    msgs.push_back(m);
+  }
+  GENIE_TRY(exchange(msgs, w, true));
+  for (const auto& m : msgs)
+    if (!m.is_send && m.received != len)
+      return Status(Errc::kRemote, w.what + ": " + peer_name(m.peer) + " sent " + std::to_string(m.received) +
+                                       " bytes where " + std::to_string(len) + " were expected");
+  return out;
+}
+
+}  // namespace genie::shim

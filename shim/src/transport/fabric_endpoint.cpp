@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// FabricEndpoint over libfabric: getinfo with tagged RDM hints, fabric/domain/AV/CQ/EP set-up, tagged
+// send/recv, completion reads that block on the CQ's wait object when the provider has one.
+#include "transport/fabric_endpoint.hpp"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "genie/common/log.hpp"
+
+namespace genie::shim {
+namespace {
+
+// Completion reads made before blocking on the wait object: a reply that arrives within a few
+// microseconds is seen without a sleep/wake-up, and an idle rank stops using the core after this many.
+constexpr int kSpinReads = 64;
+
+std::string fi_text(const char* what, int rc) { return std::string(what) + ": " + fi_strerror(-rc); }
+
+bool uses_ip(const std::string& prov) {
+  return prov.rfind("tcp", 0) == 0 || prov.rfind("verbs", 0) == 0 || prov.rfind("sockets", 0) == 0 ||
+         prov.rfind("udp", 0) == 0;
+}
+
+fi_info* make_hints(const std::string& lf_prov) {
+  fi_info* h = fi_allocinfo();
+  h->ep_attr->type = FI_EP_RDM;
+  h->caps = FI_TAGGED;
+  h->mode = FI_CONTEXT | FI_CONTEXT2;
+  h->domain_attr->mr_mode = 0;  // no memory registration: sends and receives of plain host memory
+  h->domain_attr->threading = FI_THREAD_DOMAIN;
+  h->tx_attr->msg_order = 0;
+  if (!lf_prov.empty()) h->fabric_attr->prov_name = strdup(lf_prov.c_str());
+  return h;
+}
+
+// "tcp;ofi_rxm" -> "tcp", "verbs;ofi_rxm" -> "verbs": the names users give.
+std::string user_name(const std::string& lf) {
+  auto semi = lf.find(';');
+  return semi == std::string::npos ? lf : lf.substr(0, semi);
+}
+
+}  // namespace
+
+std::string libfabric_provider_name(const std::string& provider) {
+  if (provider == "tcp" || provider == "verbs") return provider + ";ofi_rxm";
+  return provider;
+}
+
+std::vector<std::string> FabricEndpoint::available_providers() {
+  fi_info* hints = make_hints("");
+  fi_info* info = nullptr;
+  std::set<std::string> names;
+  if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info) == 0) {
+    for (fi_info* i = info; i; i = i->next) names.insert(user_name(i->fabric_attr->prov_name));
+    fi_freeinfo(info);
+  }
+  fi_freeinfo(hints);
+  return {names.begin(), names.end()};
+}
+
+Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& provider, const std::string& src_addr,
+                                                             int gpu) {
+  const std::string lf = libfabric_provider_name(provider);
+  fi_info* hints = make_hints(lf);
+  fi_info* info = nullptr;
+  const bool ip = uses_ip(lf) && !src_addr.empty();
+  int rc = fi_getinfo(FI_VERSION(1, 17), ip ? src_addr.c_str() : nullptr, nullptr, ip ? FI_SOURCE : 0, hints, &info);
+  fi_freeinfo(hints);
+  if (rc != 0 || info == nullptr) {
+    std::string avail;
+    for (const auto& p : available_providers()) avail += (avail.empty() ? "" : ", ") + p;
+    if (avail.empty()) avail = "none";
+    return unsupported("libfabric provider '" + provider + "' is not available" +
+                       (ip ? " on address " + src_addr : std::string()) + " (" + fi_strerror(-rc) +
+                       "); providers present on this machine: " + avail);
+  }
+  // One NIC per emulated GPU where there are several: the distinct domains, in libfabric's order.
+  std::vector<fi_info*> domains;
+  for (fi_info* i = info; i; i = i->next) {
+    bool seen = false;
+    for (fi_info* d : domains) seen |= std::strcmp(d->domain_attr->name, i->domain_attr->name) == 0;
+    if (!seen) domains.push_back(i);
+  }
+  fi_info* chosen = domains[static_cast<size_t>(std::max(gpu, 0)) % domains.size()];
+  fi_info* mine = fi_dupinfo(chosen);
+  fi_freeinfo(info);
+  if (mine == nullptr) return system_error("fi_dupinfo failed");
+  info = mine;
+  auto ep = std::unique_ptr<FabricEndpoint>(new FabricEndpoint());
+  ep->info_ = info;
+  ep->domain_name_ = info->domain_attr->name ? info->domain_attr->name : "";
+  if (domains.size() > 1)
+    GENIE_LOG_INFO("shim", "fabric: GPU {} uses domain {} ({} of {} {} domains)", gpu, ep->domain_name_,
+                   std::max(gpu, 0) % static_cast<int>(domains.size()), domains.size(), provider);
+  ep->provider_ = info->fabric_attr->prov_name;
+  if ((rc = fi_fabric(info->fabric_attr, &ep->fabric_, nullptr)) != 0) return system_error(fi_text("fi_fabric", rc));
+  if ((rc = fi_domain(ep->fabric_, info, &ep->domain_, nullptr)) != 0) return system_error(fi_text("fi_domain", rc));
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if ((rc = fi_av_open(ep->domain_, &av_attr, &ep->av_, nullptr)) != 0) return system_error(fi_text("fi_av_open", rc));
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.size = 4096;
+  cq_attr.wait_obj = FI_WAIT_UNSPEC;
+  rc = fi_cq_open(ep->domain_, &cq_attr, &ep->cq_, nullptr);
+  ep->cq_waits_ = rc == 0;
+  if (rc != 0) {  // a provider without wait objects: poll and yield
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_cq_open(ep->domain_, &cq_attr, &ep->cq_, nullptr)) != 0)
+      return system_error(fi_text("fi_cq_open", rc));
+  }
+  if ((rc = fi_endpoint(ep->domain_, info, &ep->ep_, nullptr)) != 0) return system_error(fi_text("fi_endpoint", rc));
+  if ((rc = fi_ep_bind(ep->ep_, &ep->av_->fid, 0)) != 0) return system_error(fi_text("fi_ep_bind(av)", rc));
+  if ((rc = fi_ep_bind(ep->ep_, &ep->cq_->fid, FI_TRANSMIT | FI_RECV)) != 0)
+    return system_error(fi_text("fi_ep_bind(cq)", rc));
+  if ((rc = fi_enable(ep->ep_)) != 0) return system_error(fi_text("fi_enable", rc));
+  size_t len = 0;
+  rc = fi_getname(&ep->ep_->fid, nullptr, &len);
+  ep->name_.resize(std::max<size_t>(len, 1));
+  if ((rc = fi_getname(&ep->ep_->fid, ep->name_.data(), &len)) != 0) return system_error(fi_text("fi_getname", rc));
+  ep->name_.resize(len);
+  GENIE_LOG_DEBUG("shim", "fabric endpoint open: provider {} ({} byte address, {})", ep->provider_, len,
+                  ep->cq_waits_ ? "blocking completion reads" : "polled completions");
+  return ep;
+}
+
+FabricEndpoint::~FabricEndpoint() {
+  if (ep_) fi_close(&ep_->fid);
+  if (cq_) fi_close(&cq_->fid);
+  if (av_) fi_close(&av_->fid);
+  if (domain_) fi_close(&domain_->fid);
+  if (fabric_) fi_close(&fabric_->fid);
+  if (info_) fi_freeinfo(info_);
+}
+
+Result<uint64_t> FabricEndpoint::insert(const std::vector<uint8_t>& peer_name) {
+  fi_addr_t a = FI_ADDR_UNSPEC;
+  int rc = fi_av_insert(av_, peer_name.data(), 1, &a, 0, nullptr);
+  if (rc != 1) return system_error("fi_av_insert: could not add a peer's address (" + std::to_string(rc) + ")");
+  return static_cast<uint64_t>(a);
+}
+
+Result<bool> FabricEndpoint::send(uint64_t peer, const void* buf, size_t len, uint64_t tag, FabricOpContext* ctx) {
+  ssize_t rc = fi_tsend(ep_, buf, len, nullptr, peer, tag, ctx);
+  if (rc == 0) return true;
+  if (rc == -FI_EAGAIN) return false;
+  return Status(Errc::kSystem, fi_text("fi_tsend", static_cast<int>(rc)));
+}
+
+Result<bool> FabricEndpoint::recv(uint64_t peer, void* buf, size_t len, uint64_t tag, FabricOpContext* ctx) {
+  ssize_t rc = fi_trecv(ep_, buf, len, nullptr, peer, tag, 0, ctx);
+  if (rc == 0) return true;
+  if (rc == -FI_EAGAIN) return false;
+  return Status(Errc::kSystem, fi_text("fi_trecv", static_cast<int>(rc)));
+}
+
+void FabricEndpoint::cancel(FabricOpContext* ctx) { (void)fi_cancel(&ep_->fid, ctx); }
+
+Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeout_ms, int yield_us) {
+  fi_cq_tagged_entry entries[32];
+  max = std::min<size_t>(max, 32);
+  ssize_t n = -FI_EAGAIN;
+  for (int i = 0; i < kSpinReads && n == -FI_EAGAIN; ++i) n = fi_cq_read(cq_, entries, max);
+  if (n == -FI_EAGAIN && timeout_ms > 0 && yield_us > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(yield_us);
+    while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
+      sched_yield();
+      n = fi_cq_read(cq_, entries, max);
+    }
+  }
+  if (n == -FI_EAGAIN && timeout_ms > 0) {
+    if (cq_waits_) {
+      n = fi_cq_sread(cq_, entries, max, nullptr, timeout_ms);
+    } else {
+      // No wait object: give the core away between reads until the timeout.
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        n = fi_cq_read(cq_, entries, max);
+      }
+    }
+  }
+  if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT || n == -FI_EINTR) return size_t{0};
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(cq_, &err, 0) != 1) return size_t{0};
+    char buf[256] = {};
+    const char* prov = fi_cq_strerror(cq_, err.prov_errno, err.err_data, buf, sizeof(buf));
+    out[0].ctx = static_cast<FabricOpContext*>(err.op_context);
+    out[0].len = err.len;
+    const Errc code = err.err == FI_ETRUNC ? Errc::kInvalidUsage : Errc::kRemote;
+    out[0].status = Status(code, std::string(fi_strerror(err.err)) + (prov && *prov ? std::string(" (") + prov + ")" : "") +
+                                     (err.err == FI_ETRUNC ? ", " + std::to_string(err.olen) + " bytes more than posted" : ""));
+    return size_t{1};
+  }
+  if (n < 0) return Status(Errc::kSystem, fi_text("fi_cq_read", static_cast<int>(n)));
+  for (ssize_t i = 0; i < n; ++i) {
+    out[i].ctx = static_cast<FabricOpContext*>(entries[i].op_context);
+    out[i].len = entries[i].len;
+    out[i].status = Status::ok();
+  }
+  return static_cast<size_t>(n);
+}
+
+}  // namespace genie::shim

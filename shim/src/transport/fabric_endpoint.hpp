@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// FabricEndpoint: one libfabric reliable-datagram (FI_EP_RDM) endpoint with tagged messages, its address
+// vector and a completion queue that blocks (FI_WAIT) instead of busy-polling when nothing completes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "genie/common/status.hpp"
+
+struct fid_fabric;
+struct fid_domain;
+struct fid_ep;
+struct fid_av;
+struct fid_cq;
+struct fi_info;
+
+namespace genie::shim {
+
+/// Per-operation context handed to libfabric. Providers that need FI_CONTEXT/FI_CONTEXT2 use the first
+/// bytes, so every operation owns one and keeps it alive (stable address) until its completion.
+struct alignas(8) FabricOpContext {
+  void* provider_space[8] = {};  ///< struct fi_context2 (4 pointers) with room to spare
+  uint64_t user = 0;             ///< the caller's op id
+};
+
+/// One completion: the operation's context, its status and, for receives, the bytes that arrived.
+struct FabricCompletion {
+  FabricOpContext* ctx = nullptr;
+  Status status;
+  size_t len = 0;
+};
+
+class FabricEndpoint {
+ public:
+  /// Opens an endpoint of `provider` ("tcp" means tcp;ofi_rxm, "verbs" verbs;ofi_rxm; "shm", "efa", ...
+  /// as libfabric names them) bound to the local IPv4 address `src_addr` where the provider uses IP
+  /// ("" : the provider's default). Unsupported when the provider is not present, with the message
+  /// listing those that are. Where the provider offers several domains (one per NIC: verbs, efa), the
+  /// endpoint of emulated GPU `gpu` uses NIC gpu mod #NICs in libfabric's (PCI enumeration) order, as an HGX
+  /// server pairs GPU k with the NIC on its PCIe switch.
+  static Result<std::unique_ptr<FabricEndpoint>> open(const std::string& provider, const std::string& src_addr,
+                                                      int gpu = 0);
+  /// The providers libfabric offers on this machine for tagged RDM endpoints ("tcp", "shm", ...).
+  static std::vector<std::string> available_providers();
+  ~FabricEndpoint();
+  FabricEndpoint(const FabricEndpoint&) = delete;
+  FabricEndpoint& operator=(const FabricEndpoint&) = delete;
+
+  /// The endpoint's address, to be exchanged with the peers (opaque bytes).
+  const std::vector<uint8_t>& name() const { return name_; }
+  /// The provider as libfabric reports it ("tcp;ofi_rxm").
+  const std::string& provider() const { return provider_; }
+  /// The domain (NIC, or "lo"/"shm") the endpoint uses.
+  const std::string& domain_name() const { return domain_name_; }
+  /// Inserts a peer's address; returns its fi_addr_t.
+  Result<uint64_t> insert(const std::vector<uint8_t>& peer_name);
+
+  /// Posts a tagged send / receive. Returns false when the provider's queue is full (progress, then
+  /// retry). The buffer and `ctx` must stay valid until the completion.
+  Result<bool> send(uint64_t peer, const void* buf, size_t len, uint64_t tag, FabricOpContext* ctx);
+  Result<bool> recv(uint64_t peer, void* buf, size_t len, uint64_t tag, FabricOpContext* ctx);
+  /// Cancels a posted operation (it completes with an error, or not at all if it already completed).
+  void cancel(FabricOpContext* ctx);
+
+  /// Drives progress and returns up to `max` completions. With none available it waits up to
+  /// `timeout_ms` on the completion queue's wait object (or yields the core where the provider has none):
+  /// an idle rank sleeps, it does not spin.
+  /// `yield_us`: before blocking, keep reading for this long, yielding the core between reads (peers that
+  /// share it run; a reply a few microseconds away is not a sleep/wake-up).
+  Result<size_t> poll(FabricCompletion* out, size_t max, int timeout_ms, int yield_us = 0);
+
+ private:
+  FabricEndpoint() = default;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  bool cq_waits_ = false;  ///< the CQ has a wait object: fi_cq_sread blocks
+  std::string provider_;
+  std::string domain_name_;
+  std::vector<uint8_t> name_;
+};
+
+/// libfabric's provider name for a Genie provider name: "tcp" -> "tcp;ofi_rxm", "verbs" -> "verbs;ofi_rxm".
+std::string libfabric_provider_name(const std::string& provider);
+
+}  // namespace genie::shim

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+// ScheduleExecutor: data layout of each transfer (which elements it carries, from where, into where), the
+// dependency-driven posting of sends and receives, and the CPU reduction of received chunks.
+#include "transport/schedule_executor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <type_traits>
+
+#include "genie/common/log.hpp"
+#include "reduce/float_formats.hpp"
+
+namespace genie::shim {
+namespace {
+
+using netsim::Algorithm;
+using netsim::Collective;
+using netsim::DataType;
+using netsim::Op;
+
+// Start of part i of `total` split into `parts` (the first total % parts parts are one longer), as
+// netsim's split_part splits bytes; here in elements, so no chunk cuts an element.
+uint64_t part_begin(uint64_t total, uint64_t parts, uint64_t i) {
+  return i * (total / parts) + std::min<uint64_t>(i, total % parts);
+}
+uint64_t part_len(uint64_t total, uint64_t parts, uint64_t i) {
+  return total / parts + (i < total % parts ? 1 : 0);
+}
+
+// Where one transfer's elements live. Offsets are in elements.
+struct OpData {
+  uint64_t n = 0;          // elements carried (0: skipped on both sides)
+  uint64_t src_off = 0;    // sender: offset in its input when it sends its own data
+  uint64_t dst_off = 0;    // receiver: offset in its output (copies and final reductions)
+  uint64_t in_off = 0;     // receiver: offset of its own input combined with the chunk (reductions)
+  int64_t fwd = -1;        // the dependency whose received data the sender forwards (-1: its own input)
+  bool reduce = false;     // receiver combines the chunk with its own input
+  bool final_ = false;     // reduction complete: the result goes to the output, not to staging
+  uint64_t stage_off = 0;  // receiver: byte offset of the chunk in staging (reductions)
+};
+
+// Ring position of every rank on each channel, from the channel's first-step edges.
+std::vector<std::vector<int>> ring_positions(const netsim::Schedule& s, int n, int nch) {
+  std::vector<std::vector<int>> next(static_cast<size_t>(nch), std::vector<int>(static_cast<size_t>(n), -1));
+  std::vector<int> first(static_cast<size_t>(nch), -1);
+  for (const Op& op : s.ops) {
+    if (op.kind != Op::Kind::kTransfer || op.step != 0 || op.slice != 0) continue;
+    next[op.channel][static_cast<size_t>(op.src)] = op.dst;
+    if (first[op.channel] < 0) first[op.channel] = op.src;
+  }
+  std::vector<std::vector<int>> pos(static_cast<size_t>(nch), std::vector<int>(static_cast<size_t>(n), 0));
+  for (int c = 0; c < nch; ++c) {
+    int r = first[static_cast<size_t>(c)] < 0 ? 0 : first[static_cast<size_t>(c)];
+    for (int p = 0; p < n && r >= 0; ++p) {
+      pos[static_cast<size_t>(c)][static_cast<size_t>(r)] = p;
+      r = next[static_cast<size_t>(c)][static_cast<size_t>(r)];
+    }
+  }
+  return pos;
+}
+
+// The rank at ring position p of channel c (inverse of ring_positions).
+int rank_at(const std::vector<int>& pos, int p) {
+  for (size_t r = 0; r < pos.size(); ++r)
+    if (pos[r] == p) return static_cast<int>(r);
+  return 0;
+}
+
+Result<std::vector<OpData>> layout(const netsim::Schedule& s, const ExecCall& call, int n) {
+  std::vector<OpData> d(s.ops.size());
+  const Algorithm algo = s.tuning.algorithm;
+  const Collective coll = call.collective;
+  const uint64_t count = call.count;
+  int nch = 1;
+  for (const Op& op : s.ops) nch = std::max(nch, static_cast<int>(op.channel) + 1);
+  std::vector<uint32_t> nslices(static_cast<size_t>(nch), 1);
+  for (const Op& op : s.ops) nslices[op.channel] = std::max(nslices[op.channel], op.slice + 1);
+  const bool ring_rs = algo == Algorithm::kRing &&
+                       (coll == Collective::kAllReduce || coll == Collective::kAllGather ||
+                        coll == Collective::kReduceScatter);
+  std::vector<std::vector<int>> pos;
+  if (ring_rs) pos = ring_positions(s, n, nch);
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Op& op = s.ops[i];
+    if (op.kind != Op::Kind::kTransfer) continue;
+    if (op.src < 0 || op.dst < 0 || op.src >= n || op.dst >= n)
+      return unsupported("the real fabric cannot run a transfer to a multicast endpoint (NVLS)");
+    OpData& o = d[i];
+    for (uint32_t dep : s.deps_of(i))
+      if (s.ops[dep].kind == Op::Kind::kTransfer && s.ops[dep].dst == op.src) o.fwd = dep;
+    o.reduce = op.reduce;
+    const uint64_t c = op.channel, l = op.slice;
+    if (algo == Algorithm::kRing) {
+      // Channel, then slice, then (all-reduce family) ring block: the Schedule's split, in elements.
+      const uint64_t ch0 = part_begin(count, static_cast<uint64_t>(nch), c);
+      const uint64_t chn = part_len(count, static_cast<uint64_t>(nch), c);
+      const uint64_t sl0 = ch0 + part_begin(chn, nslices[c], l);
+      const uint64_t sln = part_len(chn, nslices[c], l);
+      if (ring_rs) {
+        const auto& pc = pos[c];
+        const int p = pc[static_cast<size_t>(op.src)];
+        const int b = ((p - static_cast<int>(op.step % static_cast<uint32_t>(n))) % n + n) % n;
+        // The rank that ends up owning ring block b after the reduce-scatter steps.
+        const int owner = rank_at(pc, (b + n - 1) % n);
+        if (coll == Collective::kAllReduce) {
+          o.n = part_len(sln, static_cast<uint64_t>(n), static_cast<uint64_t>(b));
+          const uint64_t lo = sl0 + part_begin(sln, static_cast<uint64_t>(n), static_cast<uint64_t>(b));
+          o.src_off = o.dst_off = o.in_off = lo;
+          o.final_ = o.reduce && op.dst == owner;
+        } else if (coll == Collective::kAllGather) {
+          const int j = rank_at(pc, b);  // block b starts at position b: that rank's data
+          o.n = sln;
+          o.src_off = sl0;
+          o.dst_off = static_cast<uint64_t>(j) * count + sl0;
+        } else {  // reduce-scatter
+          o.n = sln;
+          o.src_off = o.in_off = static_cast<uint64_t>(owner) * count + sl0;
+          o.final_ = op.dst == owner;
+          o.dst_off = sl0;
+        }
+      } else if (coll == Collective::kBroadcast || coll == Collective::kReduce) {
+        o.n = sln;
+        o.src_off = o.dst_off = o.in_off = sl0;
+        o.final_ = o.reduce && op.dst == call.root;
+      } else {
+        return unsupported(std::string("the real fabric runs no Ring schedule of ") + netsim::collective_name(coll));
+      }
+    } else if (algo == Algorithm::kDirect) {
+      o.n = count;
+      if (coll == Collective::kAllToAll) {
+        o.src_off = static_cast<uint64_t>(op.dst) * count;
+        o.dst_off = static_cast<uint64_t>(op.src) * count;
+      } else if (coll == Collective::kGather) {
+        o.src_off = 0;
+        o.dst_off = static_cast<uint64_t>(op.src) * count;
+      } else if (coll == Collective::kScatter) {
+        o.src_off = static_cast<uint64_t>(op.dst) * count;
+        o.dst_off = 0;
+      } else {
+        return unsupported(std::string("the real fabric runs no Direct schedule of ") +
+                           netsim::collective_name(coll));
+      }
+      if (o.reduce) return unsupported("the real fabric runs no reducing Direct schedule");
+    } else {
+      return unsupported(std::string("the real fabric cannot run the ") + netsim::algorithm_name(algo) +
+                         " algorithm (Ring and Direct only)");
+    }
+  }
+  return d;
+}
+
+// Integer average: NCCL's SumPostDiv, truncating toward zero.
+template <class T>
+void divide_all(void* p, uint64_t n, uint64_t by) {
+  T* x = static_cast<T*>(p);
+  const T d = static_cast<T>(by);
+  for (uint64_t i = 0; i < n; ++i) x[i] = static_cast<T>(x[i] / d);
+}
+void divide_integers(void* p, uint64_t n, DataType dt, uint64_t by) {
+  switch (dt) {
+    case DataType::kInt8: return divide_all<int8_t>(p, n, by);
+    case DataType::kUint8: return divide_all<uint8_t>(p, n, by);
+    case DataType::kInt32: return divide_all<int32_t>(p, n, by);
+    case DataType::kUint32: return divide_all<uint32_t>(p, n, by);
+    case DataType::kInt64: return divide_all<int64_t>(p, n, by);
+    case DataType::kUint64: return divide_all<uint64_t>(p, n, by);
+    default: return;
+  }
+}
+
+bool is_integer(DataType dt) {
+  return dt == DataType::kInt8 || dt == DataType::kUint8 || dt == DataType::kInt32 || dt == DataType::kUint32 ||
+         dt == DataType::kInt64 || dt == DataType::kUint64;
+}
+
+// Local part of a call on one rank (n == 1, or the rank's own block of a data-moving collective).
+void local_copy(void* dst, const void* src, size_t bytes) {
+  if (dst != src && bytes > 0) std::memmove(dst, src, bytes);
+}
+
+}  // namespace
+
+bool executor_supports(Collective c, Algorithm a) noexcept {
+  switch (c) {
+    case Collective::kAllReduce:
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+    case Collective::kBroadcast:
+    case Collective::kReduce:
+      return a == Algorithm::kRing;
+    case Collective::kAllToAll:
+    case Collective::kGather:
+    case Collective::kScatter:
+      return a == Algorithm::kDirect;
+    case Collective::kSendRecv:
+      return false;
+  }
+  return false;
+}
+
+Algorithm executor_algorithm(Collective c) noexcept {
+  return c == Collective::kAllToAll || c == Collective::kGather || c == Collective::kScatter ? Algorithm::kDirect
+                                                                                             : Algorithm::kRing;
+}
+
+Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const ExecCall& call, const FabricWait& w) {
+  const int n = fc.nranks();
+  const int me = fc.rank();
+  const size_t es = netsim::datatype_size(call.datatype);
+  const uint64_t count = call.count;
+  const char* in = static_cast<const char*>(call.sendbuff);
+  char* out = static_cast<char*>(call.recvbuff);
+  const Collective coll = call.collective;
+  // Avg: floating types scale every input by 1/n (PreMulSum), integers sum and divide once at the end.
+  ReduceOp op = call.op;
+  std::vector<double> scalars = call.scalars;
+  scalars.resize(static_cast<size_t>(n), 1.0);
+  const bool int_avg = op == ReduceOp::kAvg && is_integer(call.datatype);
+  if (op == ReduceOp::kAvg) {
+    if (int_avg) {
+      op = ReduceOp::kSum;
+    } else {
+      op = ReduceOp::kPreMulSum;
+      std::fill(scalars.begin(), scalars.end(), 1.0 / n);
+    }
+  }
+
+  if (n == 1) {
+    if (netsim::collective_reduces(coll)) {
+      const void* srcs[1] = {in};
+      reduce_arrays(out, srcs, call.scalars.empty() ? nullptr : call.scalars.data(), 1, count, call.datatype,
+                    call.op);
+    } else {
+      local_copy(out, in, count * es);
+    }
+    return Status::ok();
+  }
+
+  // The rank's own block, which no transfer carries.
+  switch (coll) {
+    case Collective::kAllGather:
+      local_copy(out + static_cast<uint64_t>(me) * count * es, in, count * es);
+      break;
+    case Collective::kBroadcast:
+      if (me == call.root) local_copy(out, in, count * es);
+      break;
+    case Collective::kGather:
+      if (me == call.root) local_copy(out + static_cast<uint64_t>(me) * count * es, in, count * es);
+      break;
+    case Collective::kScatter:
+      if (me == call.root) local_copy(out, in + static_cast<uint64_t>(me) * count * es, count * es);
+      break;
+    case Collective::kAllToAll:
+      if (in == out) {  // in place: the blocks for the peers must be read before theirs overwrite them
+        alltoall_copy_.assign(in, in + static_cast<uint64_t>(n) * count * es);
+        in = alltoall_copy_.data();
+      }
+      local_copy(out + static_cast<uint64_t>(me) * count * es, in + static_cast<uint64_t>(me) * count * es,
+                 count * es);
+      break;
+    default:
+      break;
+  }
+
+  GENIE_ASSIGN_OR_RETURN(std::vector<OpData> d, layout(s, call, n));
+  // This rank's receives (in DAG order) and sends; staging for the chunks it reduces.
+  std::vector<uint32_t> recvs, sends;
+  size_t stage = 0;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Op& op_i = s.ops[i];
+    if (op_i.kind != Op::Kind::kTransfer || d[i].n == 0) continue;
+    if (op_i.dst == me) {
+      recvs.push_back(static_cast<uint32_t>(i));
+      if (d[i].reduce) {
+        d[i].stage_off = stage;
+        stage += (d[i].n * es + 63) / 64 * 64;
+      }
+    }
+    if (op_i.src == me) sends.push_back(static_cast<uint32_t>(i));
+  }
+  if (stage > staging_bytes_) {
+    staging_.reset(new char[stage]);
+    staging_bytes_ = stage;
+  }
+  char* st = staging_.get();
+
+  // Where op i's data is on this rank once it has arrived (and been reduced).
+  auto arrived_at = [&](uint32_t i) -> char* {
+    const OpData& o = d[i];
+    return o.reduce && !o.final_ ? st + o.stage_off : out + o.dst_off * es;
+  };
+  std::vector<FabricOpContext> ctx(s.ops.size());
+  std::vector<uint8_t> done(s.ops.size(), 0);
+  std::vector<std::vector<uint32_t>> waiting(s.ops.size());  // sends that forward op i's data
+  std::deque<uint32_t> ready;
+  size_t left = recvs.size() + sends.size();
+  for (uint32_t i : sends) {
+    const int64_t f = d[i].fwd;
+    if (f >= 0 && d[static_cast<size_t>(f)].n > 0)
+      waiting[static_cast<size_t>(f)].push_back(i);
+    else
+      ready.push_back(i);
+  }
+  for (size_t i = 0; i < ctx.size(); ++i) ctx[i].user = i;
+  size_t next_recv = 0;
+  const uint64_t seq = call.seq;
+
+  auto kick = [&]() -> Result<bool> {
+    while (next_recv < recvs.size()) {
+      const uint32_t i = recvs[next_recv];
+      const OpData& o = d[i];
+      char* buf = o.reduce ? st + o.stage_off : out + o.dst_off * es;
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().recv(fc.data_addr(s.ops[i].src), buf, o.n * es,
+                                                     make_tag(TagKind::kData, seq, i), &ctx[i]));
+      if (!ok) return true;
+      ++next_recv;
+    }
+    while (!ready.empty()) {
+      const uint32_t i = ready.front();
+      const OpData& o = d[i];
+      const char* buf = o.fwd >= 0 && d[static_cast<size_t>(o.fwd)].n > 0 ? arrived_at(static_cast<uint32_t>(o.fwd))
+                                                                          : in + o.src_off * es;
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(s.ops[i].dst), buf, o.n * es,
+                                                     make_tag(TagKind::kData, seq, i), &ctx[i]));
+      if (!ok) return true;
+      ready.pop_front();
+    }
+    return false;
+  };
+  auto on = [&](uint64_t user, const FabricCompletion& c) -> Status {
+    if (user >= s.ops.size()) return Status::ok();
+    const Op& op_u = s.ops[user];
+    const bool is_recv = op_u.dst == me;
+    if (!c.status.is_ok())
+      return Status(c.status.code(), w.what + ": " + (is_recv ? "receiving from " : "sending to ") +
+                                         fc.peer_name(is_recv ? op_u.src : op_u.dst) + " failed: " + c.status.message());
+    if (done[user]) return Status::ok();
+    const OpData& o = d[user];
+    if (is_recv) {
+      if (c.len != o.n * es)
+        return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " sent " + std::to_string(c.len) +
+                                         " bytes of a " + std::to_string(o.n * es) + "-byte chunk");
+      if (o.reduce) {
+        char* chunk = st + o.stage_off;
+        const void* srcs[2] = {chunk, in + o.in_off * es};
+        // The chunk is the sender's raw input on its first hop (its PreMulSum scalar applies), else a
+        // partial result (scalar 1).
+        const double sc[2] = {o.fwd < 0 ? scalars[static_cast<size_t>(op_u.src)] : 1.0,
+                              scalars[static_cast<size_t>(me)]};
+        char* dst = o.final_ ? out + o.dst_off * es : chunk;
+        reduce_arrays(dst, srcs, sc, 2, o.n, call.datatype, op);
+        if (o.final_ && int_avg) divide_integers(dst, o.n, call.datatype, static_cast<uint64_t>(n));
+      }
+      for (uint32_t j : waiting[user]) ready.push_back(j);
+    }
+    done[user] = 1;
+    --left;
+    return Status::ok();
+  };
+  auto waiting_peers = [&] {
+    std::vector<int> peers;
+    for (uint32_t i : recvs)
+      if (!done[i]) peers.push_back(s.ops[i].src);
+    for (uint32_t i : sends)
+      if (!done[i]) peers.push_back(s.ops[i].dst);
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    return peers;
+  };
+  Status result = drive_completions(fc, fc.data(), w, [&] { return left == 0; }, on, kick, waiting_peers);
+  if (!result.is_ok()) {
+    for (uint32_t i : recvs)
+      if (!done[i]) fc.data().cancel(&ctx[i]);
+    for (uint32_t i : sends)
+      if (!done[i]) fc.data().cancel(&ctx[i]);
+    fc.retire(std::move(ctx));
+    (void)staging_.release();  // posted receives may still point into it: leaked with the failed call
+    staging_bytes_ = 0;
+  }
+  return result;
+}
+
+}  // namespace genie::shim

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+// ScheduleExecutor over real libfabric endpoints (shm and tcp on loopback): every collective's Schedule is
+// executed by N ranks on threads and the bytes are checked against a CPU reference; plus the bootstrap's
+// address round, a missing provider, and a stalled peer.
+#include "transport/schedule_executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "bootstrap.hpp"
+#include "genie/netsim/topology.hpp"
+#include "reduce/float_formats.hpp"
+
+namespace genie::shim {
+namespace {
+
+using netsim::Algorithm;
+using netsim::Collective;
+using netsim::DataType;
+using namespace std::chrono_literals;
+
+// N connected FabricComms of one provider, in this process.
+std::vector<std::unique_ptr<FabricComm>> make_comms(const std::string& provider, int n) {
+  std::vector<std::unique_ptr<FabricComm>> fcs;
+  std::vector<std::vector<uint8_t>> blobs;
+  for (int r = 0; r < n; ++r) {
+    auto fc = FabricComm::open(provider, "127.0.0.1");
+    EXPECT_TRUE(fc.is_ok()) << fc.status().message();
+    if (!fc.is_ok()) return {};
+    blobs.push_back(fc.value()->local_blob());
+    fcs.push_back(std::move(fc).value());
+  }
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(fcs[static_cast<size_t>(r)]->connect(r, blobs, {}).is_ok());
+  return fcs;
+}
+
+FabricWait quick_wait() {
+  FabricWait w;
+  w.stall = 10s;
+  w.what = "test";
+  return w;
+}
+
+struct Case {
+  Collective coll;
+  DataType dt;
+  ReduceOp op;
+  uint64_t count;
+  int root = 0;
+  bool in_place = false;
+  int nchannels = 2;
+  uint64_t chunk_bytes = 64;  // small: several slices per channel
+};
+
+// Integer-valued inputs (exact in every datatype used here): rank r, element i.
+double input(int r, uint64_t i) { return static_cast<double>((r + 1) * 3 + static_cast<int>(i % 7)) - 5; }
+
+void put(DataType dt, void* p, double v) {
+  switch (dt) {
+    case DataType::kFloat32: *static_cast<float*>(p) = static_cast<float>(v); break;
+    case DataType::kFloat16: *static_cast<uint16_t*>(p) = float_to_half(static_cast<float>(v)); break;
+    case DataType::kBfloat16: *static_cast<uint16_t*>(p) = float_to_bfloat16(static_cast<float>(v)); break;
+    case DataType::kInt32: *static_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
+    case DataType::kInt8: *static_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
+    case DataType::kUint64: *static_cast<uint64_t*>(p) = static_cast<uint64_t>(static_cast<int64_t>(v)); break;
+    default: FAIL() << "datatype not used by these tests";
+  }
+}
+double get(DataType dt, const void* p) {
+  switch (dt) {
+    case DataType::kFloat32: return *static_cast<const float*>(p);
+    case DataType::kFloat16: return half_to_float(*static_cast<const uint16_t*>(p));
+    case DataType::kBfloat16: return bfloat16_to_float(*static_cast<const uint16_t*>(p));
+    case DataType::kInt32: return *static_cast<const int32_t*>(p);
+    case DataType::kInt8: return *static_cast<const int8_t*>(p);
+    case DataType::kUint64: return static_cast<double>(static_cast<int64_t>(*static_cast<const uint64_t*>(p)));
+    default: return 0;
+  }
+}
+
+double reduce_ref(const Case& c, int n, uint64_t i, const std::vector<double>& sc) {
+  double acc = 0;
+  for (int r = 0; r < n; ++r) {
+    const double x = input(r, i);
+    switch (c.op) {
+      case ReduceOp::kSum: acc = r == 0 ? x : acc + x; break;
+      case ReduceOp::kProd: acc = r == 0 ? x : acc * x; break;
+      case ReduceOp::kMax: acc = r == 0 ? x : std::max(acc, x); break;
+      case ReduceOp::kMin: acc = r == 0 ? x : std::min(acc, x); break;
+      case ReduceOp::kAvg: acc += x; break;
+      case ReduceOp::kPreMulSum: acc += x * sc[static_cast<size_t>(r)]; break;
+    }
+  }
+  if (c.op == ReduceOp::kAvg) acc = c.dt == DataType::kInt32 ? std::trunc(acc / n) : acc / n;
+  return acc;
+}
+
+// Runs `c` on n ranks over `provider` and checks every rank's output element by element.
+void run_case(const std::string& provider, int n, const Case& c) {
+  SCOPED_TRACE(std::string(netsim::collective_name(c.coll)) + " " + netsim::datatype_name(c.dt) + " n=" +
+               std::to_string(n) + " count=" + std::to_string(c.count) + (c.in_place ? " in place" : ""));
+  auto fcs = make_comms(provider, n);
+  ASSERT_EQ(static_cast<int>(fcs.size()), n);
+  auto topo = netsim::load_topology("ring:" + std::to_string(std::max(n, 2)), {});
+  ASSERT_TRUE(topo.is_ok()) << topo.status().message();
+  netsim::CollectiveSpec spec;
+  spec.collective = c.coll;
+  spec.count = c.count;
+  spec.datatype = c.dt;
+  spec.root = c.root;
+  spec.nranks = n;
+  netsim::Tuning t;
+  t.algorithm = executor_algorithm(c.coll);
+  t.nchannels = c.nchannels;
+  t.chunk_bytes = c.chunk_bytes;
+  auto sched = netsim::build_schedule(spec, **topo, t);
+  ASSERT_TRUE(sched.is_ok()) << sched.status().message();
+  const size_t es = netsim::datatype_size(c.dt);
+  const uint64_t k = c.count;
+  const bool gathers = c.coll == Collective::kAllGather || c.coll == Collective::kGather;
+  const bool scatters = c.coll == Collective::kReduceScatter || c.coll == Collective::kScatter;
+  const uint64_t send_n = scatters || c.coll == Collective::kAllToAll ? k * n : k;
+  const uint64_t recv_n = gathers || c.coll == Collective::kAllToAll ? k * n : k;
+  std::vector<std::vector<char>> arena(static_cast<size_t>(n));
+  std::vector<const void*> sendp(static_cast<size_t>(n));
+  std::vector<void*> recvp(static_cast<size_t>(n));
+  std::vector<double> scalars;
+  for (int r = 0; r < n; ++r) scalars.push_back(c.op == ReduceOp::kPreMulSum ? r + 2 : 1.0);
+  for (int r = 0; r < n; ++r) {
+    auto& a = arena[static_cast<size_t>(r)];
+    a.assign((send_n + recv_n) * es, 0);
+    char* send = a.data();
+    char* recv = a.data() + send_n * es;
+    if (c.in_place) {
+      recv = send = a.data();
+      if (gathers) send = recv + static_cast<uint64_t>(c.coll == Collective::kGather ? c.root : r) * k * es;
+      if (scatters) recv = send + static_cast<uint64_t>(c.coll == Collective::kScatter ? c.root : r) * k * es;
+    }
+    for (uint64_t i = 0; i < send_n; ++i) put(c.dt, send + i * es, input(r, i));
+    sendp[static_cast<size_t>(r)] = send;
+    recvp[static_cast<size_t>(r)] = recv;
+  }
+  std::vector<Status> st(static_cast<size_t>(n));
+  std::vector<std::thread> ts;
+  std::vector<ScheduleExecutor> ex(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      ExecCall call;
+      call.collective = c.coll;
+      call.count = k;
+      call.datatype = c.dt;
+      call.root = c.root;
+      call.op = c.op;
+      call.scalars = scalars;
+      call.sendbuff = sendp[static_cast<size_t>(r)];
+      call.recvbuff = recvp[static_cast<size_t>(r)];
+      call.seq = 7;
+      st[static_cast<size_t>(r)] =
+          ex[static_cast<size_t>(r)].run(*fcs[static_cast<size_t>(r)], *sched, call, quick_wait());
+    });
+  for (auto& th : ts) th.join();
+  for (int r = 0; r < n; ++r) ASSERT_TRUE(st[static_cast<size_t>(r)].is_ok()) << st[static_cast<size_t>(r)].message();
+  int bad = 0;
+  for (int r = 0; r < n; ++r) {
+    const char* out = static_cast<const char*>(recvp[static_cast<size_t>(r)]);
+    for (uint64_t j = 0; j < recv_n && bad < 5; ++j) {
+      double want = 0;
+      switch (c.coll) {
+        case Collective::kAllReduce: want = reduce_ref(c, n, j, scalars); break;
+        case Collective::kReduce:
+          if (r != c.root) continue;
+          want = reduce_ref(c, n, j, scalars);
+          break;
+        case Collective::kReduceScatter: want = reduce_ref(c, n, static_cast<uint64_t>(r) * k + j, scalars); break;
+        case Collective::kBroadcast: want = input(c.root, j); break;
+        case Collective::kAllGather: want = input(static_cast<int>(j / k), j % k); break;
+        case Collective::kGather:
+          if (r != c.root) continue;
+          want = input(static_cast<int>(j / k), j % k);
+          break;
+        case Collective::kScatter: want = input(c.root, static_cast<uint64_t>(r) * k + j); break;
+        case Collective::kAllToAll: want = input(static_cast<int>(j / k), static_cast<uint64_t>(r) * k + j % k); break;
+        default: break;
+      }
+      std::vector<char> w(es);
+      put(c.dt, w.data(), want);  // the reference rounded to the element type
+      const double got = get(c.dt, out + j * es);
+      if (got != get(c.dt, w.data())) {
+        ++bad;
+        ADD_FAILURE() << "rank " << r << " element " << j << ": got " << got << ", want " << want;
+      }
+    }
+  }
+}
+
+class ExecutorOnProvider : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExecutorOnProvider, AllReduceEveryOpMatchesReference) {
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kAvg,
+                      ReduceOp::kPreMulSum})
+    run_case(GetParam(), 4, {Collective::kAllReduce, DataType::kFloat32, op, 1003});
+  run_case(GetParam(), 4, {Collective::kAllReduce, DataType::kInt32, ReduceOp::kAvg, 517});
+  run_case(GetParam(), 3, {Collective::kAllReduce, DataType::kFloat16, ReduceOp::kSum, 999, 0, true});
+  run_case(GetParam(), 2, {Collective::kAllReduce, DataType::kBfloat16, ReduceOp::kMax, 64});
+  run_case(GetParam(), 4, {Collective::kAllReduce, DataType::kUint64, ReduceOp::kSum, 3});  // fewer than ranks
+}
+
+TEST_P(ExecutorOnProvider, DataMovingAndReducingCollectivesMatchReference) {
+  const std::string p = GetParam();
+  run_case(p, 4, {Collective::kAllGather, DataType::kInt32, ReduceOp::kSum, 301});
+  run_case(p, 3, {Collective::kAllGather, DataType::kInt8, ReduceOp::kSum, 77, 0, true});
+  run_case(p, 4, {Collective::kReduceScatter, DataType::kInt8, ReduceOp::kMax, 129});
+  run_case(p, 4, {Collective::kReduceScatter, DataType::kFloat32, ReduceOp::kPreMulSum, 64, 0, true});
+  run_case(p, 4, {Collective::kBroadcast, DataType::kFloat32, ReduceOp::kSum, 1000, 2});
+  run_case(p, 4, {Collective::kReduce, DataType::kInt32, ReduceOp::kProd, 200, 1});
+  run_case(p, 4, {Collective::kReduce, DataType::kFloat32, ReduceOp::kAvg, 50, 2, true});
+  run_case(p, 4, {Collective::kAllToAll, DataType::kInt32, ReduceOp::kSum, 33});
+  run_case(p, 4, {Collective::kAllToAll, DataType::kFloat32, ReduceOp::kSum, 33, 0, true});
+  run_case(p, 4, {Collective::kGather, DataType::kInt32, ReduceOp::kSum, 40, 3});
+  run_case(p, 4, {Collective::kScatter, DataType::kInt32, ReduceOp::kSum, 40, 1, true});
+  run_case(p, 1, {Collective::kAllReduce, DataType::kFloat32, ReduceOp::kPreMulSum, 40});
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabric, ExecutorOnProvider, ::testing::Values("shm", "tcp"));
+
+TEST(FabricEndpoint, MissingProviderListsThoseThatArePresent) {
+  auto ep = FabricEndpoint::open("no-such-provider", "127.0.0.1");
+  ASSERT_FALSE(ep.is_ok());
+  EXPECT_EQ(ep.status().code(), Errc::kUnsupported);
+  EXPECT_NE(ep.status().message().find("libfabric provider 'no-such-provider' is not available"), std::string::npos)
+      << ep.status().message();
+  EXPECT_NE(ep.status().message().find("providers present on this machine: "), std::string::npos);
+  EXPECT_NE(ep.status().message().find("tcp"), std::string::npos) << ep.status().message();
+}
+
+TEST(FabricComm, ExchangeFailsWithinTheStallTimeoutNamingTheSilentPeer) {
+  // System: rank 0 waits for a message rank 1 never sends. Expectation: kRemote after ~the stall timeout,
+  // naming rank 1 and its host.
+  auto fcs = make_comms("tcp", 2);
+  ASSERT_EQ(fcs.size(), 2u);
+  ASSERT_TRUE(fcs[0]->connect(0, {fcs[0]->local_blob(), fcs[1]->local_blob()}, {"hostA", "hostB"}).is_ok());
+  char buf[8];
+  std::vector<FabricMsg> msgs(1);
+  msgs[0].is_send = false;
+  msgs[0].peer = 1;
+  msgs[0].buf = buf;
+  msgs[0].len = sizeof(buf);
+  msgs[0].tag = make_tag(TagKind::kHeader, 1, 1);
+  FabricWait w;
+  w.stall = 300ms;
+  w.what = "AllReduce #1";
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = fcs[0]->exchange(msgs, w);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(st.code(), Errc::kRemote);
+  // The stall is noticed at the first completion read after 0.3 s (reads block for at most 50 ms).
+  EXPECT_NE(st.message().find("AllReduce #1: no progress on the fabric for 0."), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(" s (GENIE_HANG_TIMEOUT) waiting for rank 1 (host hostB)"), std::string::npos)
+      << st.message();
+  EXPECT_GE(s, 0.29);
+  EXPECT_LT(s, 2.0);
+}
+
+TEST(Bootstrap, SecondRoundGathersEveryRanksBlob) {
+  auto id = start_root("127.0.0.1", 10s);
+  ASSERT_TRUE(id.is_ok());
+  const int n = 3;
+  std::vector<std::vector<std::vector<uint8_t>>> got(n);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      RankInfo me;
+      me.rank = r;
+      std::unique_ptr<BootstrapSession> session;
+      auto t = join(*id, n, me, 10s, {}, &session);
+      ASSERT_TRUE(t.is_ok()) << t.status().message();
+      std::vector<uint8_t> blob(static_cast<size_t>(r + 1), static_cast<uint8_t>(10 + r));
+      auto all = session->allgather(blob, {});
+      ASSERT_TRUE(all.is_ok()) << all.status().message();
+      got[static_cast<size_t>(r)] = *all;
+    });
+  for (auto& t : ts) t.join();
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(got[static_cast<size_t>(r)].size(), static_cast<size_t>(n));
+    for (int q = 0; q < n; ++q)
+      EXPECT_EQ(got[static_cast<size_t>(r)][static_cast<size_t>(q)],
+                std::vector<uint8_t>(static_cast<size_t>(q + 1), static_cast<uint8_t>(10 + q)));
+  }
+}
+
+}  // namespace
+}  // namespace genie::shim
