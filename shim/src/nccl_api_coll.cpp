@@ -171,40 +171,40 @@ GENIE_NCCL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
 GENIE_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                              ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                              cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, enum_raw(datatype),
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kAllReduce, sendbuff, recvbuff, count, enum_raw(datatype),
                       enum_raw(op), 0, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                              ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kBroadcast, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                                          cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kBroadcast, buff, buff, count, enum_raw(datatype), 0, root, comm,
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kBroadcast, buff, buff, count, enum_raw(datatype), 0, root, comm,
                       stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kReduce, sendbuff, recvbuff, count, enum_raw(datatype),
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kReduce, sendbuff, recvbuff, count, enum_raw(datatype),
                       enum_raw(op), root, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, enum_raw(datatype), 0, 0,
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kAllGather, sendbuff, recvbuff, sendcount, enum_raw(datatype), 0, 0,
                       comm, stream);
   });
 }
@@ -212,44 +212,48 @@ GENIE_NCCL_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuf
 GENIE_NCCL_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                                  cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, enum_raw(datatype),
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kReduceScatter, sendbuff, recvbuff, recvcount, enum_raw(datatype),
                       enum_raw(op), 0, comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                             ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, enum_raw(datatype), 0, 0,
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kAllToAll, sendbuff, recvbuff, count, enum_raw(datatype), 0, 0,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kGather, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kGather, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                            int root, ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] {
-    return collective(__func__, netsim::Collective::kScatter, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
+  return guard(__func__, [&, fn = __func__] {
+    return collective(fn, netsim::Collective::kScatter, sendbuff, recvbuff, count, enum_raw(datatype), 0, root,
                       comm, stream);
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
                                         ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] { return p2p(__func__, true, sendbuff, count, enum_raw(datatype), peer, comm, stream); });
+  return guard(__func__, [&, fn = __func__] {
+    return p2p(fn, true, sendbuff, count, enum_raw(datatype), peer, comm, stream);
+  });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                         ncclComm_t comm, cudaStream_t stream) {
-  return guard(__func__, [&] { return p2p(__func__, false, recvbuff, count, enum_raw(datatype), peer, comm, stream); });
+  return guard(__func__, [&, fn = __func__] {
+    return p2p(fn, false, recvbuff, count, enum_raw(datatype), peer, comm, stream);
+  });
 }
 
 // ----------------------------------------------------------------------------------------------------
