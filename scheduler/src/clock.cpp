@@ -31,12 +31,28 @@ bool parse_clock_mode(const char* text, ClockMode* out) {
 
 const char* clock_mode_name(ClockMode m) { return m == ClockMode::kVirtual ? "virtual" : "realtime"; }
 
+// Written only by the owning thread; read by other threads through estimate(). The three clock fields
+// change together under a sequence lock (odd `version` = update in progress), so a reader never combines a
+// new sample with an old CPU reading.
 struct Clock::ThreadState {
   uint64_t clock_id = 0;
-  int64_t vt_ns = 0;
-  int64_t excluded_ns = 0;  // emulator CPU time to subtract at the next sample
-  int64_t last_cpu_ns = 0;
+  std::atomic<uint32_t> version{0};
+  std::atomic<int64_t> vt_ns{0};
+  std::atomic<int64_t> excluded_ns{0};  // emulator CPU time to subtract at the next sample
+  std::atomic<int64_t> last_cpu_ns{0};
+  std::atomic<int> excluded_depth{0};   // > 0 while inside emulator work (begin_excluded_work)
   int64_t last_wall_ns = 0;
+
+  int64_t vt() const { return vt_ns.load(std::memory_order_relaxed); }
+  // The owner's updates of (vt, excluded, last_cpu).
+  void write(int64_t vt, int64_t excluded, int64_t last_cpu) {
+    version.fetch_add(1, std::memory_order_acq_rel);
+    vt_ns.store(vt, std::memory_order_relaxed);
+    excluded_ns.store(excluded, std::memory_order_relaxed);
+    last_cpu_ns.store(last_cpu, std::memory_order_relaxed);
+    version.fetch_add(1, std::memory_order_release);
+  }
+  void set_vt(int64_t vt) { write(vt, excluded_ns.load(std::memory_order_relaxed), last_cpu_ns.load(std::memory_order_relaxed)); }
 };
 
 Clock::Clock(ClockOptions options)
@@ -46,8 +62,8 @@ Clock::ThreadState& Clock::thread_state() {
   GENIE_TLS_FAST thread_local ThreadState ts;
   if (ts.clock_id != id_) {
     ts.clock_id = id_;
-    ts.vt_ns = max_host_ns_.load(std::memory_order_relaxed);
-    ts.last_cpu_ns = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    ts.write(max_host_ns_.load(std::memory_order_relaxed), 0, read_clock_ns(CLOCK_THREAD_CPUTIME_ID));
+    ts.excluded_depth.store(0, std::memory_order_relaxed);
     ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
   }
   return ts;
@@ -62,7 +78,7 @@ void Clock::publish(SimTime t) {
 
 SimTime Clock::wall_now() const { return SimTime::ns(read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_); }
 
-SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt_ns) : wall_now(); }
+SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt()) : wall_now(); }
 
 SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
@@ -70,43 +86,71 @@ SimTime Clock::now() {
   int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
   if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
     int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    ts.vt_ns += std::max<int64_t>(0, cpu - ts.last_cpu_ns - ts.excluded_ns);
-    ts.excluded_ns = 0;
-    ts.last_cpu_ns = cpu;
+    const int64_t used = cpu - ts.last_cpu_ns.load(std::memory_order_relaxed) -
+                         ts.excluded_ns.load(std::memory_order_relaxed);
+    ts.write(ts.vt() + std::max<int64_t>(0, used), 0, cpu);
     ts.last_wall_ns = wall;
-    publish(SimTime::ns(ts.vt_ns));
+    publish(SimTime::ns(ts.vt()));
   }
-  return SimTime::ns(ts.vt_ns);
+  return SimTime::ns(ts.vt());
 }
 
 SimTime Clock::api_call(SimTime overhead) {
   if (!is_virtual()) return wall_now();
   now();
   ThreadState& ts = thread_state();
-  ts.vt_ns += overhead.count_ns();
-  return SimTime::ns(ts.vt_ns);  // published at the next sample or wait: new threads need only a bound
+  ts.set_vt(ts.vt() + overhead.count_ns());
+  return SimTime::ns(ts.vt());  // published at the next sample or wait: new threads need only a bound
 }
 
 void Clock::wait_until(SimTime t) {
   if (!is_virtual()) return;
   ThreadState& ts = thread_state();
-  if (t.count_ns() > ts.vt_ns) {
-    ts.vt_ns = t.count_ns();
+  if (t.count_ns() > ts.vt()) {
+    ts.set_vt(t.count_ns());
     publish(t);
   }
 }
 
 void Clock::exclude_cpu_time(SimTime dt) {
   if (!is_virtual()) return;
-  thread_state().excluded_ns += dt.count_ns();
+  ThreadState& ts = thread_state();
+  ts.write(ts.vt(), ts.excluded_ns.load(std::memory_order_relaxed) + dt.count_ns(),
+           ts.last_cpu_ns.load(std::memory_order_relaxed));
+}
+
+void Clock::begin_excluded_work() {
+  if (!is_virtual()) return;
+  thread_state().excluded_depth.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Clock::end_excluded_work(SimTime excluded) {
+  if (!is_virtual()) return;
+  exclude_cpu_time(excluded);
+  thread_state().excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 void Clock::discard_cpu_time() {
   if (!is_virtual()) return;
   ThreadState& ts = thread_state();
-  ts.last_cpu_ns = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  ts.write(ts.vt(), 0, read_clock_ns(CLOCK_THREAD_CPUTIME_ID));
   ts.last_wall_ns = read_clock_ns(CLOCK_MONOTONIC);
-  ts.excluded_ns = 0;
+}
+
+SimTime Clock::estimate(const ThreadState* ts, int64_t cpu_now_ns) const {
+  if (!is_virtual()) return wall_now();
+  for (;;) {
+    const uint32_t v1 = ts->version.load(std::memory_order_acquire);
+    if (v1 & 1u) continue;  // the owner is writing
+    const int64_t vt = ts->vt_ns.load(std::memory_order_relaxed);
+    const int64_t excluded = ts->excluded_ns.load(std::memory_order_relaxed);
+    const int64_t last_cpu = ts->last_cpu_ns.load(std::memory_order_relaxed);
+    const bool in_work = ts->excluded_depth.load(std::memory_order_relaxed) > 0;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (ts->version.load(std::memory_order_relaxed) != v1) continue;
+    if (in_work || ts->clock_id != id_) return SimTime::ns(vt);
+    return SimTime::ns(vt + std::max<int64_t>(0, cpu_now_ns - last_cpu - excluded));
+  }
 }
 
 }  // namespace genie::sched

@@ -2,6 +2,14 @@
 // Lane and Timeline: inline completion in virtual mode, worker threads for everything that must wait.
 #include "genie/sched/timeline.hpp"
 
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "genie/common/log.hpp"
@@ -14,7 +22,25 @@ struct Op {
   std::atomic<bool> done{false};
   SimTime start, end;
   Status status;
+  std::weak_ptr<Lane::State> lane;  // for lower bounds of an unresolved op's end
 };
+
+namespace {
+constexpr int64_t kNoFloor = INT64_MAX;
+
+// One thread that may inject traffic, as the timeline's injection_floor() sees it.
+struct Injector {
+  pthread_t thread{};
+  pid_t tid = 0;
+  clockid_t cpu_clock{};
+  Clock::ThreadState* ts = nullptr;
+  std::atomic<bool> alive{true};
+  std::mutex wait_mu;
+  bool waiting = false;
+  Dep wait_dep;               // what the thread waits for (copied: the caller's Dep lives on its stack)
+  int64_t last_cpu_seen = -1;  // injection_floor()'s own bookkeeping (under the core's registry lock)
+};
+}  // namespace
 
 Dep Dep::on(std::shared_ptr<Op> op) {
   Dep d;
@@ -32,6 +58,12 @@ struct Timeline::Core {
   bool record_trace;
   std::mutex mu;
   std::condition_variable cv;
+
+  // Registries for injection_floor() and drain_records().
+  std::mutex reg_mu;
+  std::vector<std::shared_ptr<Injector>> injectors;
+  std::vector<std::weak_ptr<Lane::State>> lanes;
+  std::function<void()> wait_listener;
 
   void wait_for(const std::function<bool()>& pred) {
     std::unique_lock lk(mu);
@@ -56,7 +88,25 @@ struct Lane::State {
   bool worker_started = false;
   bool stop = false;
   std::vector<OpRecord> records;
+  int device = 0;
+  uint32_t stream_id = 0;
+  // Lower bound of when this lane could next inject traffic (kNoFloor: not before a resolution).
+  std::atomic<int64_t> floor{kNoFloor};
 };
+
+namespace {
+// The lane whose external op the calling worker thread is running.
+thread_local std::shared_ptr<Lane::State> tl_external_lane;
+
+// Lower bound of the end of `d`: its time once resolved, else the floor of its lane.
+int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op) {
+  if (!op || op->done.load(std::memory_order_acquire)) return d.time().count_ns();
+  if (auto lane = op->lane.lock()) return lane->floor.load(std::memory_order_acquire);
+  return kNoFloor;
+}
+}  // namespace
+
+int64_t Dep::lower_bound_ns() const { return dep_lower_bound(*this, op_); }
 
 namespace {
 
@@ -110,14 +160,21 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       auto t = wait_dep(tl, d);
       if (t.is_ok()) ready = max(ready, t.value());
     }
+    if (op->spec.external) {
+      st->floor.store(ready.count_ns(), std::memory_order_release);
+      tl_external_lane = st;
+    }
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
+    tl_external_lane.reset();
     {
       std::lock_guard lk(st->mu);
       st->last_end = op->end;
       if (!op->status.is_ok() && st->error.is_ok()) st->error = op->status;
       st->queue.pop_front();
       if (st->pending_tail == op) st->pending_tail.reset();
-      if (tl.record_trace) st->records.push_back({op->spec.label, op->start, op->end});
+      if (tl.record_trace)
+        st->records.push_back({op->spec.label, op->start, op->end, op->spec.kind, op->spec.bytes, op->spec.comm,
+                               op->spec.seq});
     }
     // Release the op's closures (they may hold buffers) before signalling.
     op->spec.action = nullptr;
@@ -127,6 +184,11 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       op->done.store(true, std::memory_order_release);
       tl.cv.notify_all();
     }
+    // Only now, with the op's end visible to whoever waits on it, may an idle lane stop holding the floor.
+    {
+      std::lock_guard lk(st->mu);
+      if (st->queue.empty()) st->floor.store(kNoFloor, std::memory_order_release);
+    }
   }
 }
 
@@ -134,6 +196,10 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
 
 Lane::Lane(Timeline& timeline) : timeline_(timeline), state_(std::make_shared<State>()) {
   state_->core = timeline.core_;
+  Timeline::Core& core = *timeline.core_;
+  std::lock_guard lk(core.reg_mu);
+  std::erase_if(core.lanes, [](const std::weak_ptr<State>& w) { return w.expired(); });
+  core.lanes.push_back(state_);
 }
 
 Lane::~Lane() {
@@ -161,11 +227,16 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       Status status;
       // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
       bool has_work = spec.action || spec.run;
-      SimTime work_start = has_work ? clock.wall_now() : SimTime::zero();
+      SimTime work_start;
+      if (has_work) {
+        clock.begin_excluded_work();
+        work_start = clock.wall_now();
+      }
       run_spec(*st.core, spec, ready, &start, &end, &status);
-      if (has_work) clock.exclude_cpu_time(clock.wall_now() - work_start);
+      if (has_work) clock.end_excluded_work(clock.wall_now() - work_start);
       st.last_end = end;
-      if (st.core->record_trace) st.records.push_back({spec.label, start, end});
+      if (st.core->record_trace)
+        st.records.push_back({spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
       if (status.is_ok()) return Dep::at(end);
       if (st.error.is_ok()) st.error = status;
       auto failed = std::make_shared<Op>();
@@ -176,9 +247,20 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       return Dep::on(std::move(failed));
     }
   }
+  if (spec.external && !st.pending_tail) {
+    // Nothing runs before it: its ready time is known now unless it waits on another lane.
+    int64_t ready = max(st.last_end, host_now).count_ns();
+    bool known = true;
+    for (const Dep& d : spec.deps) {
+      if (!d.resolved()) { known = false; break; }
+      ready = std::max(ready, d.time().count_ns());
+    }
+    if (known) st.floor.store(std::min(st.floor.load(std::memory_order_relaxed), ready), std::memory_order_release);
+  }
   auto op = std::make_shared<Op>();
   op->spec = std::move(spec);
   op->not_before = host_now;
+  op->lane = state_;
   st.queue.push_back(op);
   st.pending_tail = op;
   if (!st.worker_started) {
@@ -221,6 +303,33 @@ std::vector<OpRecord> Lane::records() const {
   return state_->records;
 }
 
+std::vector<OpRecord> Lane::take_records() {
+  std::lock_guard lk(state_->mu);
+  return std::exchange(state_->records, {});
+}
+
+void Lane::set_identity(int device, uint32_t stream_id) {
+  std::lock_guard lk(state_->mu);
+  state_->device = device;
+  state_->stream_id = stream_id;
+}
+
+SimTime Lane::injection_floor() const { return SimTime::ns(state_->floor.load(std::memory_order_acquire)); }
+
+ExternalOp ExternalOp::current() {
+  ExternalOp e;
+  e.state_ = tl_external_lane;
+  return e;
+}
+
+void ExternalOp::gate() const {
+  if (state_) state_->floor.store(kNoFloor, std::memory_order_release);
+}
+
+void ExternalOp::resolve(SimTime end) const {
+  if (state_) state_->floor.store(end.count_ns(), std::memory_order_release);
+}
+
 Timeline::Timeline(ClockOptions clock_options, bool record_trace)
     : core_(std::make_shared<Core>(clock_options, record_trace)) {}
 
@@ -234,6 +343,151 @@ bool Timeline::wait_for(const std::function<bool()>& pred, std::chrono::millisec
   return core_->cv.wait_for(lk, timeout, pred);
 }
 
-Result<SimTime> Timeline::wait(const Dep& d) { return wait_dep(*core_, d); }
+namespace {
+// The calling thread's injector entry for `core`, if it registered (one cached lookup per thread).
+struct InjectorGuard {
+  std::vector<std::pair<const void*, std::shared_ptr<Injector>>> entries;
+  ~InjectorGuard() {
+    for (auto& e : entries) e.second->alive.store(false, std::memory_order_release);
+  }
+  Injector* find(const void* core) const {
+    for (const auto& e : entries)
+      if (e.first == core) return e.second.get();
+    return nullptr;
+  }
+};
+thread_local InjectorGuard tl_injectors;
+
+// Marks the calling injector thread as waiting for `d` for the scope's lifetime.
+class WaitScope {
+ public:
+  WaitScope(Timeline::Core& core, Injector* inj, const Dep& d) : inj_(inj) {
+    if (!inj_) return;
+    {
+      std::lock_guard lk(inj_->wait_mu);
+      inj_->waiting = true;
+      inj_->wait_dep = d;
+    }
+    std::function<void()> listener;
+    {
+      std::lock_guard lk(core.reg_mu);
+      listener = core.wait_listener;
+    }
+    if (listener) listener();
+  }
+  ~WaitScope() {
+    if (!inj_) return;
+    std::lock_guard lk(inj_->wait_mu);
+    inj_->waiting = false;
+    inj_->wait_dep = Dep();
+  }
+  WaitScope(const WaitScope&) = delete;
+  WaitScope& operator=(const WaitScope&) = delete;
+
+ private:
+  Injector* inj_;
+};
+
+// Scheduler state of thread `tid` of this process from /proc ('R' running or runnable, 'S' sleeping, ...).
+char thread_run_state(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", static_cast<int>(tid));
+  FILE* f = std::fopen(path, "re");
+  if (!f) return '?';
+  char buf[512];
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  // "tid (comm) S ...": the state follows the last ')' (comm may contain spaces or parentheses).
+  const char* p = std::strrchr(buf, ')');
+  if (!p || p[1] != ' ') return '?';
+  return p[2];
+}
+
+}  // namespace
+
+Result<SimTime> Timeline::wait(const Dep& d) {
+  WaitScope scope(*core_, tl_injectors.find(core_.get()), d);
+  return wait_dep(*core_, d);
+}
+
+bool Timeline::wait_for_dep(const Dep& d, std::chrono::milliseconds timeout) {
+  if (d.resolved()) return true;
+  WaitScope scope(*core_, tl_injectors.find(core_.get()), d);
+  std::unique_lock lk(core_->mu);
+  return core_->cv.wait_for(lk, timeout, [&] { return d.resolved(); });
+}
+
+void Timeline::register_injector() {
+  if (tl_injectors.find(core_.get())) return;
+  auto inj = std::make_shared<Injector>();
+  inj->thread = pthread_self();
+  inj->tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  if (pthread_getcpuclockid(inj->thread, &inj->cpu_clock) != 0) inj->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+  inj->ts = core_->clock.current_thread_state();
+  tl_injectors.entries.emplace_back(core_.get(), inj);
+  std::lock_guard lk(core_->reg_mu);
+  std::erase_if(core_->injectors, [](const auto& i) { return !i->alive.load(std::memory_order_acquire); });
+  core_->injectors.push_back(std::move(inj));
+}
+
+void Timeline::set_wait_listener(std::function<void()> listener) {
+  std::lock_guard lk(core_->reg_mu);
+  core_->wait_listener = std::move(listener);
+}
+
+SimTime Timeline::injection_floor() {
+  int64_t floor = kNoFloor;
+  std::vector<std::shared_ptr<Lane::State>> lanes;
+  {
+    std::lock_guard lk(core_->reg_mu);
+    for (auto& inj : core_->injectors) {
+      if (!inj->alive.load(std::memory_order_acquire)) continue;
+      {
+        std::lock_guard wl(inj->wait_mu);
+        if (inj->waiting) {
+          // It wakes no earlier than what it waits for.
+          floor = std::min(floor, inj->wait_dep.lower_bound_ns());
+          continue;
+        }
+      }
+      timespec ts{};
+      int64_t cpu = -1;
+      if (clock_gettime(inj->cpu_clock, &ts) == 0) cpu = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+      const bool asleep = thread_run_state(inj->tid) != 'R';
+      const bool idle = cpu >= 0 && cpu == inj->last_cpu_seen;
+      inj->last_cpu_seen = cpu;
+      // Parked: asleep in the kernel outside Genie's waits and no CPU used since the last look. It injects
+      // only after something wakes it; the coordinator starts what it then sends no earlier than its clock.
+      if (asleep && idle) continue;
+      floor = std::min(floor, core_->clock.estimate(inj->ts, cpu >= 0 ? cpu : 0).count_ns());
+    }
+    for (auto& w : core_->lanes)
+      if (auto l = w.lock()) lanes.push_back(std::move(l));
+  }
+  for (auto& l : lanes) floor = std::min(floor, l->floor.load(std::memory_order_acquire));
+  return SimTime::ns(floor);
+}
+
+void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn) {
+  std::vector<std::shared_ptr<Lane::State>> lanes;
+  {
+    std::lock_guard lk(core_->reg_mu);
+    for (auto& w : core_->lanes)
+      if (auto l = w.lock()) lanes.push_back(std::move(l));
+  }
+  for (auto& l : lanes) {
+    std::vector<OpRecord> recs;
+    int device;
+    uint32_t sid;
+    {
+      std::lock_guard lk(l->mu);
+      recs = std::exchange(l->records, {});
+      device = l->device;
+      sid = l->stream_id;
+    }
+    for (const auto& r : recs) fn(device, sid, r);
+  }
+}
 
 }  // namespace genie::sched

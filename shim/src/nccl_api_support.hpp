@@ -32,14 +32,16 @@ class HostCost {
   explicit HostCost(bool launches) : launches_(launches) {
     fakecuda::Runtime* rt = fakecuda::Runtime::instance();
     clock_ = rt ? &rt->clock() : nullptr;
-    if (clock_ && clock_->is_virtual())
+    if (clock_ && clock_->is_virtual()) {
+      clock_->begin_excluded_work();
       w0_ = clock_->wall_now();
-    else
+    } else {
       clock_ = nullptr;
+    }
   }
   ~HostCost() {
     if (!clock_) return;
-    clock_->exclude_cpu_time(clock_->wall_now() - w0_);
+    clock_->end_excluded_work(clock_->wall_now() - w0_);
     if (launches_) clock_->api_call(launch_overhead());
   }
   HostCost(const HostCost&) = delete;

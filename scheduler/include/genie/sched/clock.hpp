@@ -56,8 +56,21 @@ class Clock {
   /// Largest host time reached by any thread.
   SimTime max_host_time() const { return SimTime::ns(max_host_ns_.load(std::memory_order_relaxed)); }
 
- private:
+  /// Per-thread state of this clock (opaque); stable for the thread's lifetime.
   struct ThreadState;
+  /// The calling thread's state (created on first use).
+  ThreadState* current_thread_state() { return &thread_state(); }
+  /// Another thread's host time as it stands now, read without its cooperation (the coordinator client
+  /// asks how far a busy thread has got): its last sample plus the CPU time it used since, as read from
+  /// `cpu_now_ns` (that thread's CLOCK_THREAD_CPUTIME). A lower bound of the thread's next host time:
+  /// while the thread is inside emulator work whose CPU will be excluded, only the last sample counts.
+  SimTime estimate(const ThreadState* ts, int64_t cpu_now_ns) const;
+  /// Marks emulator work on the calling thread whose CPU time is excluded afterwards (exclude_cpu_time):
+  /// begin/end bracket it so estimate() does not count it meanwhile. Nests.
+  void begin_excluded_work();
+  void end_excluded_work(SimTime excluded);
+
+ private:
   ThreadState& thread_state();
   void publish(SimTime t);
 

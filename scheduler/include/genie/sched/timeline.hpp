@@ -37,28 +37,44 @@ class Dep {
   /// Error of the op this point waits for (ok when none or when it succeeded).
   Status status() const;
   bool empty() const { return !op_ && time_ == SimTime::zero(); }
+  /// Lower bound of this point's time in ns: time() once resolved, else the injection floor of the lane its
+  /// op is queued on (INT64_MAX when that lane waits on an external resolution).
+  int64_t lower_bound_ns() const;
 
  private:
   std::shared_ptr<Op> op_;
   SimTime time_ = SimTime::zero();
 };
 
+/// What a stream op is, for the report and trace.
+enum class OpKind : uint8_t { kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6 };
+
 /// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and
 /// returns the end time (a collective resolved by the coordinator, a copy timed by the fabric).
 struct OpSpec {
-  const char* label = "op";                      ///< for traces and logs (static string)
+  const char* label = "op";                      ///< for traces and logs (static string, or a kernel's name)
   SimTime duration = SimTime::zero();            ///< modelled duration (ignored when `run` is set)
   std::vector<Dep> deps;                         ///< cross-lane dependencies (events, legacy stream)
   std::function<void()> action;                  ///< moves bytes; runs in stream order
   std::function<Result<SimTime>(SimTime ready)> run;
   bool may_run_inline = true;                    ///< false: always on the lane's worker (host functions)
+  /// The op's end is decided outside this process (a collective resolved by the coordinator): until it
+  /// reaches the coordinator, the lane's injection floor holds its ready time (see ExternalOp).
+  bool external = false;
+  OpKind kind = OpKind::kOther;
+  uint64_t bytes = 0;  ///< copies, memsets, collectives
+  uint64_t comm = 0;   ///< collectives: communicator key
+  uint64_t seq = 0;    ///< collectives: call number
 };
 
 /// Record of a completed op, for the trace.
 struct OpRecord {
   const char* label;
   SimTime start, end;
+  OpKind kind = OpKind::kOther;
+  uint64_t bytes = 0, comm = 0, seq = 0;
 };
+
 
 /// A stream's execution order. In virtual mode an op whose inputs are all known completes inside
 /// submit() (no thread hand-off, no allocation); otherwise it is queued to the lane's worker thread,
@@ -85,12 +101,37 @@ class Lane {
   bool wait_drained_for(std::chrono::milliseconds timeout);
   /// Completed ops, oldest first (kept only when the timeline records a trace).
   std::vector<OpRecord> records() const;
+  /// Moves the completed-op records out (oldest first); later calls return only newer ones.
+  std::vector<OpRecord> take_records();
+  /// Who this lane is, for records: the CUDA device and a per-process stream number.
+  void set_identity(int device, uint32_t stream_id);
+  /// Lower bound of when this lane could next put traffic on the network (SimTime::max(): not before
+  /// something the coordinator resolves). Only lanes that carried external ops have a finite floor.
+  SimTime injection_floor() const;
 
   struct State;
 
  private:
   Timeline& timeline_;
   std::shared_ptr<State> state_;
+};
+
+/// The external op (OpSpec::external) the calling lane worker is running, for whoever resolves it. The
+/// lane's injection floor says when this lane could next put traffic on the network: the op's ready time
+/// until gate(), nothing (gated on the resolution) after, and `end` once resolve(end) is called — which
+/// the resolver must do before it lets the op finish, so the floor never claims more than is known.
+class ExternalOp {
+ public:
+  /// Empty outside an external op's run().
+  static ExternalOp current();
+  explicit operator bool() const { return state_ != nullptr; }
+  /// The op has been handed to the coordinator: its traffic is the coordinator's to time.
+  void gate() const;
+  /// The coordinator resolved the op at `end`: later ops of the lane start no earlier.
+  void resolve(SimTime end) const;
+
+ private:
+  std::shared_ptr<Lane::State> state_;
 };
 
 /// Shared by the lanes of one process: the clock and the completion signal. No globals: tests build
@@ -104,8 +145,26 @@ class Timeline {
   /// Waits (wall time) until `pred()` holds; `pred` is re-evaluated after every op completion.
   void wait_for(const std::function<bool()>& pred);
   bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
-  /// Waits until `d` is resolved; returns its time or its error.
+  /// Waits until `d` is resolved; returns its time or its error. An injector thread (register_injector)
+  /// waiting here puts no traffic on the network until `d` resolves, which injection_floor() accounts for.
   Result<SimTime> wait(const Dep& d);
+  /// Waits at most `timeout` for `d` to resolve (same accounting as wait()); true when it did.
+  bool wait_for_dep(const Dep& d, std::chrono::milliseconds timeout);
+
+  /// The calling thread may inject traffic (it enqueues collectives or creates communicators). Cheap after
+  /// the first call on a thread.
+  void register_injector();
+  /// Lower bound of the virtual time at which any injector thread or lane of this timeline could next put
+  /// traffic on the network: min over injector threads (a running one: its host time as it stands, read
+  /// from its CPU clock; one blocked in wait()/wait_for_dep(): the time it will wake at, or nothing while
+  /// that is unresolved; one parked outside Genie, asleep in the kernel: nothing — it is woken by something
+  /// another process does) and lanes (Lane::injection_floor). SimTime::max() when nothing constrains.
+  SimTime injection_floor();
+  /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
+  /// coordinator promptly. Set once, before traffic starts.
+  void set_wait_listener(std::function<void()> listener);
+  /// Drains every lane's completed-op records: fn(device, stream id, record).
+  void drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn);
 
   /// The clock and the completion signal, shared with lane workers so they stay valid while a worker
   /// finishes an op even if the Timeline object is gone.
@@ -115,5 +174,6 @@ class Timeline {
   friend class Lane;
   std::shared_ptr<Core> core_;
 };
+
 
 }  // namespace genie::sched

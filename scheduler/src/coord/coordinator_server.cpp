@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: Apache-2.0
+// CoordinatorServer: the TCP front of the coordinator. One thread, one poll loop: accepts connections,
+// challenges each one for the job secret's MAC before reading anything else, decodes frames, feeds the
+// core and writes its replies without ever blocking on a slow peer.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "genie/common/log.hpp"
+#include "genie/common/siphash.hpp"
+#include "genie/sched/coordinator.hpp"
+
+namespace genie::sched {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// A connection that has not proven the secret within this time is closed.
+constexpr auto kHelloTimeout = std::chrono::seconds(10);
+// Unauthenticated connections at once; more are refused (a flood cannot exhaust descriptors).
+constexpr size_t kMaxUnauthenticated = 64;
+// Outgoing bytes buffered for one connection before it is considered stuck and closed.
+constexpr size_t kMaxOutBuffer = 64u << 20;
+
+struct Conn {
+  int fd = -1;
+  bool authenticated = false;
+  std::array<uint8_t, 16> nonce{};
+  coord::FrameDecoder decoder;
+  std::vector<uint8_t> out;
+  size_t out_pos = 0;
+  uint64_t out_seq = 0;
+  SteadyClock::time_point opened;
+  std::string peer;
+  bool closing = false;
+};
+
+std::string peer_name(const sockaddr_in& sa) {
+  char ip[INET_ADDRSTRLEN] = "?";
+  inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+  return std::string(ip) + ":" + std::to_string(ntohs(sa.sin_port));
+}
+
+}  // namespace
+
+std::string secret_to_hex(const std::array<uint8_t, 16>& s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : s) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+Result<std::array<uint8_t, 16>> secret_from_hex(const std::string& hex) {
+  if (hex.size() != 32) return invalid_argument("a job secret is 32 hex digits, got " + std::to_string(hex.size()));
+  std::array<uint8_t, 16> s{};
+  for (size_t i = 0; i < 32; ++i) {
+    const char c = hex[i];
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (v < 0) return invalid_argument("a job secret is 32 hex digits; '" + std::string(1, c) + "' is not one");
+    s[i / 2] = static_cast<uint8_t>(s[i / 2] | (i % 2 == 0 ? v << 4 : v));
+  }
+  return s;
+}
+
+Result<std::array<uint8_t, 16>> random_secret() {
+  std::array<uint8_t, 16> s{};
+  if (getrandom(s.data(), s.size(), 0) != static_cast<ssize_t>(s.size()))
+    return system_error(std::string("getrandom: ") + std::strerror(errno));
+  return s;
+}
+
+struct CoordinatorServer::Impl {
+  Options opt;
+  int listen_fd = -1;
+  int wake_fd = -1;
+  uint16_t port = 0;
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  std::map<int, Conn> conns;  // by connection id (= fd)
+  std::unique_ptr<CoordinatorCore> core;
+  JobRecord result;
+  SimTime last_safe = SimTime::ns(-1);
+  SteadyClock::time_point last_move = SteadyClock::now();
+  SteadyClock::time_point last_progress;
+  bool progress_shown = false;
+
+  void queue(int id, const coord::Message& m) {
+    auto it = conns.find(id);
+    if (it == conns.end() || it->second.closing) return;
+    Conn& c = it->second;
+    auto frame = coord::encode_frame(m, ++c.out_seq);
+    if (c.out.size() - c.out_pos + frame.size() > kMaxOutBuffer) {
+      GENIE_LOG_ERROR("sched", "coordinator: {} does not read its messages ({} MiB queued): closing it", c.peer,
+                      (c.out.size() - c.out_pos) >> 20);
+      c.closing = true;
+      return;
+    }
+    if (c.out_pos > 0 && c.out_pos == c.out.size()) {
+      c.out.clear();
+      c.out_pos = 0;
+    }
+    c.out.insert(c.out.end(), frame.begin(), frame.end());
+    flush(c);
+  }
+
+  void flush(Conn& c) {
+    while (c.out_pos < c.out.size()) {
+      ssize_t w = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w > 0) {
+        c.out_pos += static_cast<size_t>(w);
+        continue;
+      }
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      c.closing = true;  // peer gone
+      return;
+    }
+  }
+
+  void accept_all() {
+    for (;;) {
+      sockaddr_in sa{};
+      socklen_t len = sizeof(sa);
+      int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      size_t unauth = 0;
+      for (const auto& [id, c] : conns) unauth += c.authenticated ? 0 : 1;
+      if (unauth >= kMaxUnauthenticated) {
+        GENIE_LOG_WARN("sched", "coordinator: refused {}: too many unauthenticated connections", peer_name(sa));
+        ::close(fd);
+        continue;
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      Conn c;
+      c.fd = fd;
+      c.opened = SteadyClock::now();
+      c.peer = peer_name(sa);
+      if (getrandom(c.nonce.data(), c.nonce.size(), 0) != static_cast<ssize_t>(c.nonce.size())) {
+        ::close(fd);
+        continue;
+      }
+      conns.emplace(fd, std::move(c));
+      queue(fd, coord::Message{coord::Challenge{conns[fd].nonce}});
+    }
+  }
+
+  void refuse(Conn& c, const std::string& why) {
+    GENIE_LOG_WARN("sched", "coordinator: refused the connection from {}: {}", c.peer, why);
+    ++core->record().protocol_errors;
+    c.closing = true;
+  }
+
+  void read_from(int id) {
+    Conn& c = conns[id];
+    uint8_t buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n > 0) {
+        c.decoder.feed(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      c.closing = true;  // EOF or error
+      break;
+    }
+    for (;;) {
+      auto r = c.decoder.next();
+      if (!r.is_ok()) {
+        if (!c.authenticated) return refuse(c, r.status().message());
+        GENIE_LOG_WARN("sched", "coordinator: {}: {}", c.peer, r.status().message());
+        ++core->record().protocol_errors;
+        if (c.decoder.broken()) {
+          c.closing = true;
+          return;
+        }
+        continue;
+      }
+      if (!r.value()) break;
+      coord::Message& m = *r.value();
+      if (!c.authenticated) {
+        auto* h = std::get_if<coord::Hello>(&m);
+        if (!h) return refuse(c, std::string("first message is ") + coord::msg_type_name(coord::type_of(m)) +
+                                     ", not Hello");
+        auto input = coord::hello_mac_input(c.nonce, h->pid, h->process_rank);
+        const uint64_t want = siphash24(opt.secret, input.data(), input.size());
+        if (!equal_constant_time(&want, &h->mac, sizeof(want))) return refuse(c, "wrong job secret");
+        c.authenticated = true;
+        core->on_hello(id, *h);
+        continue;
+      }
+      core->on_message(id, m);
+    }
+  }
+
+  void close_conn(int id) {
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    const bool auth = it->second.authenticated;
+    ::close(it->second.fd);
+    conns.erase(it);
+    if (auth) core->on_disconnect(id);
+  }
+
+  void show_progress(bool force) {
+    if (!opt.show_progress) return;
+    auto now = SteadyClock::now();
+    if (!force && now - last_progress < std::chrono::seconds(1)) return;
+    last_progress = now;
+    JobRecord& r = core->record();
+    std::fprintf(stderr, "\r[genie] %d/%d ranks joined, %zu calls resolved, virtual time %.3f ms   ",
+                 core->registered_processes(), opt.core.expected_processes, r.collectives.size(),
+                 core->safe_time().to_ms());
+    progress_shown = true;
+  }
+
+  void loop() {
+    while (!stop.load(std::memory_order_acquire)) {
+      std::vector<pollfd> pfds;
+      std::vector<int> ids;
+      pfds.push_back({listen_fd, POLLIN, 0});
+      pfds.push_back({wake_fd, POLLIN, 0});
+      for (auto& [id, c] : conns) {
+        short ev = POLLIN;
+        if (c.out_pos < c.out.size()) ev |= POLLOUT;
+        pfds.push_back({c.fd, ev, 0});
+        ids.push_back(id);
+      }
+      int timeout_ms = core->has_pending_work() ? 50 : 500;
+      int n = ::poll(pfds.data(), pfds.size(), timeout_ms);
+      if (n < 0 && errno != EINTR) {
+        GENIE_LOG_ERROR("sched", "coordinator: poll: {}", std::strerror(errno));
+        break;
+      }
+      if (pfds[1].revents & POLLIN) {
+        uint64_t v;
+        (void)!::read(wake_fd, &v, sizeof(v));
+      }
+      if (pfds[0].revents & POLLIN) accept_all();
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const short re = pfds[i + 2].revents;
+        auto it = conns.find(ids[i]);
+        if (it == conns.end()) continue;
+        if (re & POLLOUT) flush(it->second);
+        if (re & (POLLIN | POLLHUP | POLLERR)) read_from(ids[i]);
+      }
+      // Hello deadline for unauthenticated connections.
+      const auto now = SteadyClock::now();
+      for (auto& [id, c] : conns)
+        if (!c.authenticated && !c.closing && now - c.opened > kHelloTimeout) refuse(c, "no Hello within 10 s");
+      core->pump();
+      for (auto& [id, c] : conns) flush(c);
+      std::vector<int> dead;
+      for (auto& [id, c] : conns)
+        if (c.closing) dead.push_back(id);
+      for (int id : dead) close_conn(id);
+      if (!dead.empty()) core->pump();
+      // Stall rule: the clock has not moved for the grace period although work waits.
+      SimTime safe = core->safe_time();
+      if (safe != last_safe || !core->has_pending_work()) {
+        last_safe = safe;
+        last_move = now;
+      } else if (now - last_move > opt.stall_grace) {
+        const std::string who = core->blockers();
+        if (core->relax_stall())
+          GENIE_LOG_WARN("sched", "coordinator: the clock was stalled at {:.3f} us by {}", safe.to_us(), who);
+        last_move = now;
+      }
+      show_progress(false);
+    }
+  }
+};
+
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::start(Options options) {
+  if (!options.core.topology) return invalid_argument("coordinator: no topology");
+  auto s = std::unique_ptr<CoordinatorServer>(new CoordinatorServer());
+  s->impl_ = std::make_unique<Impl>();
+  Impl& im = *s->impl_;
+  im.opt = std::move(options);
+  im.listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (im.listen_fd < 0) return system_error(std::string("coordinator: socket: ") + std::strerror(errno));
+  int one = 1;
+  ::setsockopt(im.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(im.opt.port);
+  if (inet_pton(AF_INET, im.opt.bind_addr.c_str(), &sa.sin_addr) != 1)
+    return invalid_argument("coordinator: bind address '" + im.opt.bind_addr + "' is not an IPv4 address");
+  if (::bind(im.listen_fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(im.listen_fd, 512) != 0)
+    return system_error("coordinator: cannot listen on " + im.opt.bind_addr + ":" + std::to_string(im.opt.port) +
+                        ": " + std::strerror(errno));
+  socklen_t len = sizeof(sa);
+  ::getsockname(im.listen_fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  im.port = ntohs(sa.sin_port);
+  im.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  Impl* raw = &im;
+  im.core = std::make_unique<CoordinatorCore>(im.opt.core,
+                                              [raw](int conn, const coord::Message& m) { raw->queue(conn, m); });
+  im.thread = std::thread([raw] { raw->loop(); });
+  return s;
+}
+
+CoordinatorServer::~CoordinatorServer() {
+  if (!impl_) return;
+  impl_->stop.store(true, std::memory_order_release);
+  if (impl_->wake_fd >= 0) {
+    uint64_t one = 1;
+    (void)!::write(impl_->wake_fd, &one, sizeof(one));
+  }
+  if (impl_->thread.joinable()) impl_->thread.join();
+  for (auto& [id, c] : impl_->conns) ::close(c.fd);
+  if (impl_->listen_fd >= 0) ::close(impl_->listen_fd);
+  if (impl_->wake_fd >= 0) ::close(impl_->wake_fd);
+}
+
+std::string CoordinatorServer::address() const { return impl_->opt.bind_addr + ":" + std::to_string(impl_->port); }
+uint16_t CoordinatorServer::port() const { return impl_->port; }
+
+JobRecord CoordinatorServer::finish() {
+  impl_->stop.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  (void)!::write(impl_->wake_fd, &one, sizeof(one));
+  if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->progress_shown) std::fprintf(stderr, "\n");
+  return impl_->core->record();
+}
+
+}  // namespace genie::sched

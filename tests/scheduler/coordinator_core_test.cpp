@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of CoordinatorCore: conservative resolution on the global clock, contention between
+// communicators exactly as the flow engine predicts, independence from message arrival order, failures.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+
+#include "genie/sched/coordinator.hpp"
+
+namespace genie::sched {
+namespace {
+
+// Two servers of two GPUs; the servers are joined by one 10 GB/s link, so any two cross-server transfers
+// in the same direction share it.
+constexpr const char* kTwoServers = R"({
+  "name": "two-servers",
+  "nodes": [{"name": "g0", "kind": "gpu", "server": 0}, {"name": "g1", "kind": "gpu", "server": 0},
+            {"name": "g2", "kind": "gpu", "server": 1}, {"name": "g3", "kind": "gpu", "server": 1},
+            {"name": "s0", "kind": "switch"}, {"name": "s1", "kind": "switch"}],
+  "links": [{"a": "g0", "b": "s0", "bw_gbytes_per_s": 100, "latency_ns": 500},
+            {"a": "g1", "b": "s0", "bw_gbytes_per_s": 100, "latency_ns": 500},
+            {"a": "g2", "b": "s1", "bw_gbytes_per_s": 100, "latency_ns": 500},
+            {"a": "g3", "b": "s1", "bw_gbytes_per_s": 100, "latency_ns": 500},
+            {"a": "s0", "b": "s1", "bw_gbytes_per_s": 10, "latency_ns": 1000}]
+})";
+
+std::shared_ptr<const netsim::Topology> two_servers() {
+  return netsim::parse_topology_json(kTwoServers, "two-servers", {}).value();
+}
+
+CoordinatorOptions options(int processes, netsim::EngineKind engine = netsim::EngineKind::kFlow) {
+  CoordinatorOptions o;
+  o.topology = two_servers();
+  o.topology_name = "two-servers";
+  o.engine = engine;
+  o.gpus_per_node = 1;  // one process = one emulated node = one GPU: process i sits on GPU i
+  o.expected_processes = processes;
+  o.record_link_usage = false;
+  return o;
+}
+
+// A coordinator with `n` processes (process i on node "node<i>", one GPU each) and a mailbox per process.
+struct Harness {
+  std::map<int, std::deque<coord::Message>> inbox;
+  CoordinatorCore core;
+  explicit Harness(CoordinatorOptions o)
+      : core(std::move(o), [this](int conn, const coord::Message& m) { inbox[conn].push_back(m); }) {}
+  void hello(int conn) {
+    coord::Hello h;
+    h.pid = 1000 + conn;
+    h.process_rank = conn;
+    h.gpus = 1;
+    h.node = "node" + std::to_string(conn);
+    core.on_hello(conn, h);
+  }
+  void send(int conn, coord::Message m) {
+    core.on_message(conn, m);
+    core.pump();
+  }
+  std::vector<coord::Resolved> resolved(int conn) {
+    std::vector<coord::Resolved> out;
+    for (const auto& m : inbox[conn])
+      if (auto* r = std::get_if<coord::Resolved>(&m)) out.push_back(*r);
+    return out;
+  }
+};
+
+coord::Coll coll(uint64_t comm, uint64_t seq, int rank, int64_t ready_ns, uint64_t count) {
+  coord::Coll c;
+  c.comm = comm;
+  c.seq = seq;
+  c.comm_rank = rank;
+  c.ready_ns = ready_ns;
+  c.collective = static_cast<uint8_t>(netsim::Collective::kAllReduce);
+  c.datatype = static_cast<uint8_t>(netsim::DataType::kFloat32);
+  c.count = count;
+  return c;
+}
+
+// What netsim says for all-reduces of `count` floats on the given GPU pairs, all starting at `start`.
+std::vector<netsim::CollectiveTiming> expected(const std::vector<std::vector<int>>& gpus, uint64_t count,
+                                               SimTime start) {
+  auto topo = two_servers();
+  netsim::Simulator sim(topo, {});
+  std::vector<int> handles;
+  for (const auto& g : gpus) {
+    netsim::CollectiveSpec spec;
+    spec.count = count;
+    spec.nranks = static_cast<int>(g.size());
+    spec.rank_to_gpu = g;
+    auto plan = netsim::plan_collective(spec, *topo, {});
+    handles.push_back(sim.submit(std::make_shared<const netsim::Schedule>(plan.value()), start).value());
+  }
+  EXPECT_TRUE(sim.run().is_ok());
+  std::vector<netsim::CollectiveTiming> out;
+  for (int h : handles) out.push_back(sim.timing(h));
+  return out;
+}
+
+TEST(CoordinatorCore, ResolvesOnlyWhenEveryProcessPromisedPastTheEnd) {
+  // System: 2 processes, one communicator {GPU 0, GPU 2}; rank 0 arrives at 10 us, rank 1 at 20 us.
+  // Expectation: nothing is resolved while either process could still inject earlier traffic (promise 0);
+  // once both promise "nothing until woken", the call starts at 20 us (the later arrival) and ends where
+  // netsim puts a lone all-reduce started at 20 us.
+  Harness h(options(2));
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 10000, 1 << 20));
+  h.send(1, coll(7, 1, 1, 20000, 1 << 20));
+  EXPECT_TRUE(h.resolved(0).empty());
+  // The coordinator asked both processes to report.
+  bool wanted = false;
+  for (const auto& m : h.inbox[0]) wanted |= std::holds_alternative<coord::Want>(m);
+  EXPECT_TRUE(wanted);
+  h.send(0, coord::Promise{INT64_MAX, 0});
+  EXPECT_TRUE(h.resolved(0).empty()) << "process 1 has not promised anything yet";
+  h.send(1, coord::Promise{INT64_MAX, 0});
+  auto r0 = h.resolved(0), r1 = h.resolved(1);
+  ASSERT_EQ(r0.size(), 1u);
+  ASSERT_EQ(r1.size(), 1u);
+  // The lone call in this topology: both processes sit on different servers, so it crosses s0-s1.
+  auto want = expected({{0, 1}}, 1 << 20, SimTime::us(20));
+  EXPECT_EQ(r0[0].start_ns, 20000);
+  EXPECT_EQ(r0[0].end_ns, want[0].end.count_ns());
+  EXPECT_EQ(r1[0].end_ns, r0[0].end_ns);
+  EXPECT_EQ(r0[0].epoch, 1u);
+}
+
+TEST(CoordinatorCore, OverlappingCommunicatorsGetExactlyTheFlowEnginesSlowdown) {
+  // System: 4 processes on GPUs 0..3; communicator A = {0, 2}, B = {1, 3}. Both all-reduce 64 MiB at 0.
+  // Every byte of both crosses the single 10 GB/s s0-s1 link.
+  // Expectation: each ends where netsim puts the two submitted together, and that is about twice the time
+  // of either alone (the link is shared equally).
+  Harness h(options(4));
+  for (int p = 0; p < 4; ++p) h.hello(p);
+  const uint64_t a = 0xa, b = 0xb;
+  h.send(0, coord::CommJoin{a, 2, 0, 0, 0});
+  h.send(2, coord::CommJoin{a, 2, 1, 0, 0});
+  h.send(1, coord::CommJoin{b, 2, 0, 0, 0});
+  h.send(3, coord::CommJoin{b, 2, 1, 0, 0});
+  const uint64_t count = 16u << 20;
+  h.send(0, coll(a, 1, 0, 0, count));
+  h.send(2, coll(a, 1, 1, 0, count));
+  h.send(1, coll(b, 1, 0, 0, count));
+  h.send(3, coll(b, 1, 1, 0, count));
+  for (int p = 0; p < 4; ++p) h.send(p, coord::Promise{INT64_MAX, 0});
+  auto both = expected({{0, 2}, {1, 3}}, count, SimTime::zero());
+  auto alone = expected({{0, 2}}, count, SimTime::zero());
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  ASSERT_EQ(h.resolved(1).size(), 1u);
+  EXPECT_EQ(h.resolved(0)[0].end_ns, both[0].end.count_ns());
+  EXPECT_EQ(h.resolved(1)[0].end_ns, both[1].end.count_ns());
+  const double slowdown = static_cast<double>(h.resolved(0)[0].end_ns) / alone[0].end.count_ns();
+  EXPECT_NEAR(slowdown, 2.0, 0.05);
+}
+
+TEST(CoordinatorCore, AnalyticalEngineResolvesAtOnceWithoutPromises) {
+  // Expectation: no contention in the analytical model, so a call is resolved as soon as every rank arrived.
+  Harness h(options(2, netsim::EngineKind::kAnalytical));
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 5000, 1 << 16));
+  EXPECT_TRUE(h.resolved(0).empty());
+  h.send(1, coll(7, 1, 1, 3000, 1 << 16));
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  EXPECT_EQ(h.resolved(0)[0].start_ns, 5000);
+  EXPECT_GT(h.resolved(0)[0].end_ns, 5000);
+}
+
+TEST(CoordinatorCore, ProcessThatVanishesFailsItsPeersPendingCalls) {
+  // System: rank 0 arrives, then rank 1's process disconnects without Bye.
+  // Expectation: rank 0 gets a failed resolution naming the dead process, and nothing waits for it.
+  Harness h(options(2));
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 0, 1024));
+  h.core.on_disconnect(1);
+  h.core.pump();
+  auto r = h.resolved(0);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(r[0].status, 0);
+  EXPECT_NE(r[0].error.find("process 1 (pid 1001) exited"), std::string::npos) << r[0].error;
+  EXPECT_FALSE(h.core.has_pending_work());
+}
+
+TEST(CoordinatorCore, StallRuleAdvancesPastASilentProcess) {
+  // System: 3 processes; processes 0 and 1 all-reduce, process 2 never says anything (asleep outside Genie).
+  // Expectation: nothing resolves while process 2's promise is 0; relax_stall() assumes it injects nothing
+  // before the clock's next event, the call resolves, and the report counts one relaxed step.
+  Harness h(options(3));
+  for (int p = 0; p < 3; ++p) h.hello(p);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 0, 1024));
+  h.send(1, coll(7, 1, 1, 0, 1024));
+  h.send(0, coord::Promise{INT64_MAX, 0});
+  h.send(1, coord::Promise{INT64_MAX, 0});
+  EXPECT_TRUE(h.resolved(0).empty());
+  EXPECT_NE(h.core.blockers().find("rank 2"), std::string::npos) << h.core.blockers();
+  int guard = 0;
+  while (h.resolved(0).empty() && guard++ < 100) ASSERT_TRUE(h.core.relax_stall());
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  EXPECT_GE(h.core.record().relaxed_steps, 1u);
+}
+
+TEST(CoordinatorCore, BadMessagesAreDroppedAndCounted) {
+  Harness h(options(2));
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 0, 0, 0, 0});          // nranks 0
+  h.send(0, coord::CommJoin{7, 2, 5, 0, 0});          // rank out of range
+  h.send(0, coll(99, 1, 0, 0, 16));                   // unknown communicator
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 0, 0, 0});          // rank 0 taken by another process
+  h.send(1, coll(7, 1, 0, 0, 16));                    // process 1 is not rank 0
+  h.send(0, coord::Message{coord::Welcome{}});        // ranks do not send Welcome
+  EXPECT_EQ(h.core.record().protocol_errors, 6u);
+}
+
+// --- order independence ------------------------------------------------------------------------------
+
+// A rank process as the client behaves, reduced to what the coordinator sees: it runs its calls in order,
+// each after its host reaches the call's host time and its previous call ended (plus a compute gap), and
+// blocks on each call until it is resolved (promise "nothing until woken"). While running it promises its
+// next call's ready time; epochs count the resolutions it applied.
+struct Call {
+  uint64_t comm;
+  uint64_t seq;
+  int rank;
+  int64_t host_ns;
+  int64_t gap_ns;
+  uint64_t count;
+};
+struct FakeProcess {
+  std::vector<Call> calls;
+  size_t next = 0;
+  bool blocked = false;
+  int64_t last_end = 0;
+  uint64_t applied = 0;
+  size_t read = 0;  // messages of the inbox consumed
+  int64_t ready() const { return std::max(calls[next].host_ns, last_end + calls[next].gap_ns); }
+};
+
+// Communicators over 4 processes; each process runs its communicators' calls in one global order (as a
+// real program does, so blocking calls cannot deadlock).
+std::vector<FakeProcess> script() {
+  struct Comm {
+    uint64_t key;
+    std::vector<int> members;
+  };
+  const std::vector<Comm> comms = {{0x10, {0, 1, 2, 3}}, {0x20, {0, 2}}, {0x30, {1, 3}}, {0x40, {0, 1}}, {0x50, {2, 3}}};
+  std::vector<FakeProcess> procs(4);
+  std::map<uint64_t, uint64_t> seq;
+  std::mt19937 rng(7);
+  for (int phase = 0; phase < 6; ++phase) {
+    for (const auto& c : comms) {
+      if ((phase + c.key) % 3 == 0) continue;  // not every communicator in every phase
+      const uint64_t s = ++seq[c.key];
+      const uint64_t count = (1u << 14) << ((phase + c.key / 16) % 6);
+      for (size_t r = 0; r < c.members.size(); ++r) {
+        const int p = c.members[r];
+        procs[static_cast<size_t>(p)].calls.push_back(
+            {c.key, s, static_cast<int>(r), static_cast<int64_t>(rng() % 50000), static_cast<int64_t>(rng() % 20000),
+             count});
+      }
+    }
+  }
+  return procs;
+}
+
+std::map<std::pair<uint64_t, uint64_t>, std::pair<int64_t, int64_t>> run_interleaving(unsigned seed) {
+  Harness h(options(4));
+  for (int p = 0; p < 4; ++p) h.hello(p);
+  const std::vector<std::pair<uint64_t, std::vector<int>>> comms = {
+      {0x10, {0, 1, 2, 3}}, {0x20, {0, 2}}, {0x30, {1, 3}}, {0x40, {0, 1}}, {0x50, {2, 3}}};
+  for (const auto& [key, members] : comms)
+    for (size_t r = 0; r < members.size(); ++r)
+      h.send(members[r], coord::CommJoin{key, static_cast<int32_t>(members.size()), static_cast<int32_t>(r), 0, 0});
+  auto procs = script();
+  std::mt19937 rng(seed);
+  std::map<std::pair<uint64_t, uint64_t>, std::pair<int64_t, int64_t>> out;
+  int idle_rounds = 0;
+  for (int step = 0; step < 200000; ++step) {
+    bool all_done = true;
+    for (const auto& p : procs) all_done &= p.next == p.calls.size() && !p.blocked;
+    if (all_done) break;
+    const int pi = static_cast<int>(rng() % 4);
+    FakeProcess& p = procs[static_cast<size_t>(pi)];
+    auto& inbox = h.inbox[pi];
+    bool acted = false;
+    // Apply one resolution, if one arrived.
+    while (p.read < inbox.size() && !acted) {
+      const coord::Message& m = inbox[p.read++];
+      if (auto* r = std::get_if<coord::Resolved>(&m)) {
+        EXPECT_EQ(r->status, 0) << r->error;
+        out[{r->comm, r->seq}] = {r->start_ns, r->end_ns};
+        p.applied = r->epoch;
+        p.last_end = std::max(p.last_end, r->end_ns);
+        p.blocked = false;
+        ++p.next;
+        acted = true;
+      }
+    }
+    if (!acted && !p.blocked && p.next < p.calls.size() && rng() % 2 == 0) {
+      const Call& c = p.calls[p.next];
+      h.send(pi, coll(c.comm, c.seq, c.rank, p.ready(), c.count));
+      p.blocked = true;
+      acted = true;
+    }
+    if (!acted) {
+      // Report the promise: blocked -> nothing until woken; running -> its next call's ready time.
+      const int64_t promise = p.blocked || p.next == p.calls.size() ? INT64_MAX : p.ready();
+      h.send(pi, coord::Promise{promise, p.applied});
+    }
+    idle_rounds = acted ? 0 : idle_rounds + 1;
+    if (idle_rounds > 1000) {
+      ADD_FAILURE() << "no progress (seed " << seed << "): blockers " << h.core.blockers();
+      break;
+    }
+  }
+  EXPECT_EQ(h.core.record().late_arrivals, 0u) << "seed " << seed;
+  return out;
+}
+
+TEST(CoordinatorCore, ResolutionsDoNotDependOnArrivalOrder) {
+  // System: 5 communicators over 4 processes (the world, two cross-server pairs that share the s0-s1 link,
+  // two same-server pairs), 6 phases of all-reduces of 64 KiB..2 MiB with random host times and compute
+  // gaps; each process blocks on each call. Messages reach the coordinator in 12 different random
+  // interleavings (each process's own order kept).
+  // Expectation: every interleaving yields exactly the same start and end for every call, and no call
+  // ever starts before the time its ranks reported (no late arrivals).
+  auto ref = run_interleaving(1);
+  std::set<std::pair<uint64_t, uint64_t>> calls;
+  for (const auto& p : script())
+    for (const auto& c : p.calls) calls.insert({c.comm, c.seq});
+  ASSERT_EQ(ref.size(), calls.size());  // every call resolved
+  ASSERT_GE(ref.size(), 20u);
+  for (unsigned seed = 2; seed <= 12; ++seed) {
+    auto got = run_interleaving(seed);
+    ASSERT_EQ(got.size(), ref.size()) << "seed " << seed;
+    for (const auto& [k, v] : ref) {
+      ASSERT_TRUE(got.count(k));
+      EXPECT_EQ(got[k], v) << "comm " << k.first << " #" << k.second << " seed " << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace genie::sched
