@@ -24,6 +24,11 @@ const config::Param<std::string> kClock{"clock", "virtual",
                                         "Clock mode: virtual (nothing sleeps, times are modelled) or realtime "
                                         "(streams sleep for modelled durations).",
                                         {"virtual", "realtime"}};
+const config::Param<double> kHostCpuScale{
+    "host_cpu_scale", 1.0,
+    "Virtual mode: host time charged per second of a host thread's CPU time (1: this machine's CPU stands for the "
+    "modelled host's; 0.5: a host twice as fast; 0: not charged, so times are the same every run).",
+    {}, 0.0, 1000.0};
 // Host cost of a CUDA runtime call that is not a launch. Assumed (no calibration point yet: the H200
 // data has only the PyTorch launch path); the cost-model issue (#6) calibrates it.
 constexpr int64_t kDefaultApiOverheadNs = 500;
@@ -76,6 +81,7 @@ Result<RuntimeOptions> options_from_config() {
   GENIE_ASSIGN_OR_RETURN(o.spec, load_device_spec(cfg.get(kDevice)));
   o.device_count = static_cast<int>(visible_ordinals(cfg.get(kVisible), static_cast<int>(cfg.get(kGpus))).size());
   sched::parse_clock_mode(cfg.get(kClock).c_str(), &o.clock.mode);
+  o.clock.cpu_time_scale = cfg.get(kHostCpuScale);
   o.api_overhead = SimTime::ns(cfg.get(kApiOverhead));
   o.cost_table = cfg.get(kCostTable);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));

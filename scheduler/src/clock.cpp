@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace genie::sched {
@@ -76,6 +77,12 @@ void Clock::publish(SimTime t) {
   }
 }
 
+int64_t Clock::charge(int64_t cpu_ns) const {
+  if (cpu_ns <= 0) return 0;
+  if (options_.cpu_time_scale == 1.0) return cpu_ns;
+  return std::llround(static_cast<double>(cpu_ns) * options_.cpu_time_scale);
+}
+
 SimTime Clock::wall_now() const { return SimTime::ns(read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_); }
 
 SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt()) : wall_now(); }
@@ -88,7 +95,7 @@ SimTime Clock::now() {
     int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     const int64_t used = cpu - ts.last_cpu_ns.load(std::memory_order_relaxed) -
                          ts.excluded_ns.load(std::memory_order_relaxed);
-    ts.write(ts.vt() + std::max<int64_t>(0, used), 0, cpu);
+    ts.write(ts.vt() + charge(used), 0, cpu);
     ts.last_wall_ns = wall;
     publish(SimTime::ns(ts.vt()));
   }
@@ -149,7 +156,7 @@ SimTime Clock::estimate(const ThreadState* ts, int64_t cpu_now_ns) const {
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ts->version.load(std::memory_order_relaxed) != v1) continue;
     if (in_work || ts->clock_id != id_) return SimTime::ns(vt);
-    return SimTime::ns(vt + std::max<int64_t>(0, cpu_now_ns - last_cpu - excluded));
+    return SimTime::ns(vt + charge(cpu_now_ns - last_cpu - excluded));
   }
 }
 
