@@ -21,7 +21,7 @@ if(TARGET nccl2 AND TARGET example_collectives)
   genie_add_e2e(e2e_nccl_trace_collectives collectives NCCL ENV NCCL_DEBUG=TRACE ARGS threads 2
     REGEX "NCCL TRACE ncclReduceScatter: sendbuff 0x[0-9a-f]+ recvbuff 0x[0-9a-f]+ count [0-9]+ datatype [0-9]+ op [0-9]+ root 0 comm 0x[0-9a-f]+ \\[nranks=2\\]")
   genie_add_e2e(e2e_nccl_trace_p2p p2p NCCL ENV NCCL_DEBUG=TRACE ARGS threads 2
-    REGEX "NCCL TRACE ncclRecv: buff 0x[0-9a-f]+ count [0-9]+ datatype [0-9]+ peer [01] comm 0x[0-9a-f]+")
+    REGEX "NCCL TRACE ncclRecv: buff 0x[0-9a-f]+ count [0-9]+ datatype [0-9]+ peer [01] comm 0x[0-9a-f]+ \\[nranks=2\\]")
   # Virtual host time includes the CUDA API's own CPU time, which sanitizers inflate about tenfold: the host then
   # falls behind the modelled GPU and the timing comparison is meaningless in those builds.
   if(NOT GENIE_SANITIZE)
