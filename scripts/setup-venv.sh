@@ -18,7 +18,7 @@ if ! command -v "$python" >/dev/null; then
   echo "genie: setup-venv: $python not found (set GENIE_PYTHON)" >&2
   exit 1
 fi
-echo "genie: creating $venv with torch 2.11.0 (CUDA 13.0 build) from PyPI: ~2.7 GB download, ~6.5 GB installed" >&2
+echo "genie: creating $venv with torch 2.11.0 (CUDA 13.0 build) from PyPI: ~2.7 GB download, ~4.9 GB installed" >&2
 rm -rf "$venv"
 start=$(date +%s)
 if ! "$python" -m venv "$venv" ||
