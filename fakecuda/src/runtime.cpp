@@ -8,6 +8,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/fakecuda/family_cost_model.hpp"
 #include "genie/fakecuda/graph.hpp"
 
 namespace genie::fakecuda {
@@ -37,6 +38,9 @@ const config::Param<int64_t> kApiOverhead{"fakecuda.api_overhead_ns", kDefaultAp
                                           {}, 0.0, 1e9};
 const config::Param<std::string> kCostTable{"fakecuda.cost_table", "",
                                             "JSON table of measured kernel durations (genie calibrate output)."};
+const config::Param<std::string> kCostParams{
+    "fakecuda.cost_params", "",
+    "Cost-model parameter file (genie calibrate --fit output); empty: the device preset's fitted parameters."};
 const config::Param<int64_t> kQueryWaitMs{
     "fakecuda.query_wait_ms", 10,
     "Virtual mode: wall-clock ms a non-blocking query waits for unresolved work (a collective waiting for "
@@ -84,6 +88,7 @@ Result<RuntimeOptions> options_from_config() {
   o.clock.cpu_time_scale = cfg.get(kHostCpuScale);
   o.api_overhead = SimTime::ns(cfg.get(kApiOverhead));
   o.cost_table = cfg.get(kCostTable);
+  o.cost_params = cfg.get(kCostParams);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
   o.record_trace = cfg.get(kTrace);
   o.shareable_memory = cfg.get(kShareable);
@@ -161,13 +166,18 @@ void Device::set_peer_access(int peer, bool on) {
 // ---------------------------------------------------------------------------------------------------
 Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)), timeline_(options_.clock, options_.record_trace) {
-  std::multimap<std::string, KernelTableEntry, std::less<>> table;
+  KernelTable table;
   if (!options_.cost_table.empty()) {
-    auto t = TableCostModel::load_table(options_.cost_table);
+    auto t = load_kernel_table(options_.cost_table);
     if (t.is_ok()) table = std::move(t.value());
     else GENIE_LOG_ERROR(log::kFakecuda, "{} (using the default cost rules)", t.status().message());
   }
-  cost_ = std::make_unique<TableCostModel>(options_.spec, std::move(table));
+  if (!options_.cost_params.empty()) {
+    auto p = load_cost_params(options_.cost_params);
+    if (p.is_ok()) cost_ = std::make_unique<FamilyCostModel>(options_.spec, std::move(table), std::move(p.value()));
+    else GENIE_LOG_ERROR(log::kFakecuda, "{} (using the preset's cost parameters)", p.status().message());
+  }
+  if (!cost_) cost_ = make_cost_model(options_.spec, std::move(table));
   for (int i = 0; i < options_.device_count; ++i)
     devices_.push_back(std::make_unique<Device>(i, options_.spec, timeline_));
   GENIE_LOG_INFO(log::kFakecuda, "{} x {} ({}), clock {}", options_.device_count, options_.spec.name,

@@ -16,6 +16,12 @@ void register_presets_command(CLI::App& app, int* exit_code);
 /// `genie run`: launches the ranks of a job (launcher.hpp).
 void register_run_command(CLI::App& app, int* exit_code);
 
+/// `genie cost`: predicted GPU time of a GEMM or a kernel launch (cost_command.cpp).
+void register_cost_command(CLI::App& app, int* exit_code);
+
+/// `genie calibrate`: kernel tables from profiler traces, parameter fits from calibration data.
+void register_calibrate_command(CLI::App& app, int* exit_code);
+
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();
 

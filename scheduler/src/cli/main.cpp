@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   genie::sched::register_env_command(app, &exit_code);
   genie::sched::register_sim_command(app, &exit_code);
   genie::sched::register_presets_command(app, &exit_code);
+  genie::sched::register_cost_command(app, &exit_code);
+  genie::sched::register_calibrate_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
