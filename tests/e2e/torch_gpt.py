@@ -3,7 +3,8 @@
 """e2e test of examples/pytorch/gpt.py under `genie run`: the exit code, one `step N time_ms X` line per rank
 and step, the NCCL calls against the mode's communication pattern (tests/e2e/nccl_pattern.py, from the shim's
 NCCL_DEBUG=TRACE lines), and with --twice the same step times in a second run (virtual clock,
-GENIE_HOST_CPU_SCALE=0 so host CPU time does not enter).
+GENIE_HOST_CPU_SCALE=0 so host CPU time does not enter, GENIE_FAKECUDA_QUERY_WAIT_MS=2000 so no query answers
+before its collective is resolved).
 
     torch_gpt.py --genie BUILD/bin/genie --python .venv/bin/python --ranks N [--pattern ddp|fsdp|tp|pp]
                  [--twice] -- GPT_ARGS...
@@ -54,6 +55,9 @@ def check_python(python):
 def run(args, gpt_args, trace):
     env = dict(os.environ)
     env["GENIE_HOST_CPU_SCALE"] = "0"  # host time = modelled API costs: the same every run
+    # A query (cudaEventQuery by the caching allocator, FSDP) on a collective still waiting for peers waits this
+    # long in wall time for them before it answers not-ready; long enough, it answers from virtual time only.
+    env["GENIE_FAKECUDA_QUERY_WAIT_MS"] = "2000"
     env.setdefault("TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC", "1000")
     if trace:
         env["NCCL_DEBUG"] = "TRACE"
