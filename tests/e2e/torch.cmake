@@ -110,6 +110,8 @@ genie_add_gpt(e2e_torch_gpt_tp_2 2 PATTERN tp ARGS ${GPT_TINY} --tp 2)
 genie_add_gpt(e2e_torch_gpt_tp_4 4 PATTERN tp TWICE ARGS ${GPT_TINY} --tp 4)
 genie_add_gpt(e2e_torch_gpt_pp_2 2 PATTERN pp ARGS ${GPT_TINY} --pp 2)
 genie_add_gpt(e2e_torch_gpt_pp_4 4 PATTERN pp TWICE ARGS ${GPT_TINY} --pp 4)
+# fp16 autocast with GradScaler: loss scaling, unscale_ and its inf checks on values no kernel computed.
+genie_add_gpt(e2e_torch_gpt_fp16_ddp_2 2 PATTERN ddp ARGS ${GPT_TINY} --ddp --amp fp16)
 genie_add_gpt(e2e_torch_gpt_tp2_pp2 4 ARGS ${GPT_TINY} --tp 2 --pp 2)
 genie_add_gpt(e2e_torch_gpt_tp2_ddp 4 ARGS ${GPT_TINY} --tp 2 --ddp)
 # The headline: GPT-2 small (124M) on one emulated H200, batch 8 x 1024 tokens.
