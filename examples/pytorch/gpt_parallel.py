@@ -5,6 +5,7 @@ Rank layout (Megatron-LM's order, tensor parallel fastest): rank = (pp_rank * dp
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import torch
@@ -130,8 +131,7 @@ def gpipe_step(lay: Layout, stage_module, tokens, targets, act_shape, act_dtype,
     if not last:
         _p2p(lay, [(dist.irecv, grad, s + 1)])
     for i in range(M):
-        ctx = no_sync() if i + 1 < M else _null()
-        with ctx:
+        with no_sync() if i + 1 < M else contextlib.nullcontext():
             if last:
                 backward(losses[i] / M)
             else:
@@ -141,14 +141,6 @@ def gpipe_step(lay: Layout, stage_module, tokens, targets, act_shape, act_dtype,
         _p2p(lay, [send, (dist.irecv, nxt, s + 1) if nxt is not None else None])
         grad = nxt
     return losses
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
 
 
 def clip_grad_norm_model_parallel(params, replicated, max_norm, lay: Layout, skip=()):
