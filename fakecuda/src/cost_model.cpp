@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// TableCostModel: measured kernel table, default per-thread rule, copy and memset durations.
+// Cost-model vocabulary: math-type and copy-kind names, and the measured kernel table (loading and validation).
 #include "genie/fakecuda/cost_model.hpp"
 
 #include <algorithm>
@@ -7,31 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+
 namespace genie::fakecuda {
 namespace {
-
-// Copy-engine efficiencies and latencies, from ../shared/calibration/h200/device.json (one H200,
-// CUDA events around batches of copies):
-//  - pinned H2D/D2H reach 55.2 GB/s at 256 MiB-1 GiB on a PCIe Gen5 x16 link (64 GB/s per direction):
-//    efficiency 0.86; at 1 MiB they take 23.0 us, i.e. ~4 us beyond the bandwidth term.
-//  - pageable H2D reaches 19.2 GB/s at 256 MiB (staged through a pinned bounce buffer): 0.30 of the link,
-//    and 118 us at 1 MiB, i.e. ~60 us of fixed cost.
-//  - D2D copies reach 2045-2105 GB/s of copied bytes at 256 MiB-1 GiB; each byte is read and written,
-//    so 4.1-4.2 TB/s of HBM traffic on a 4.8 TB/s part: efficiency 0.86.
-constexpr double kPinnedPcieEfficiency = 55.2 / 64.0;
-constexpr double kPageablePcieEfficiency = 19.2 / 64.0;
-constexpr int64_t kPinnedCopyLatencyNs = 4000;
-constexpr int64_t kPageableCopyLatencyNs = 60000;
-constexpr double kHbmEfficiency = 0.86;
-constexpr int64_t kDeviceCopyLatencyNs = 2000;  // a D2D copy is a kernel-like launch on the copy engine
-// Peer copies over NVLink: the 8xH100 ring all-reduce table (../shared/calibration/nccl/, NCCL_ALGO=RING)
-// peaks at 368 GB/s bus bandwidth (8 GiB) on 450 GB/s-per-direction NVLink4.
-constexpr double kNvlinkEfficiency = 368.0 / 450.0;
-
-SimTime bandwidth_time(double bytes, double bytes_per_s) {
-  if (bytes_per_s <= 0) return SimTime::zero();
-  return SimTime::from_seconds(bytes / bytes_per_s);
-}
 
 bool read_dim3(const nlohmann::json& j, uint32_t out[3]) {
   if (!j.is_array() || j.empty() || j.size() > 3) return false;
@@ -45,6 +23,29 @@ bool read_dim3(const nlohmann::json& j, uint32_t out[3]) {
 
 }  // namespace
 
+const char* gemm_math_name(GemmMath m) {
+  switch (m) {
+    case GemmMath::kFp64: return "fp64";
+    case GemmMath::kFp32: return "fp32";
+    case GemmMath::kTf32: return "tf32";
+    case GemmMath::kBf16: return "bf16";
+    case GemmMath::kFp16: return "fp16";
+    case GemmMath::kFp8: return "fp8";
+    case GemmMath::kInt8: return "int8";
+  }
+  return "?";
+}
+
+bool parse_gemm_math(std::string_view s, GemmMath* out) {
+  for (int i = 0; i < kGemmMathCount; ++i) {
+    if (s == gemm_math_name(static_cast<GemmMath>(i))) {
+      *out = static_cast<GemmMath>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 const char* copy_kind_name(CopyKind k) {
   switch (k) {
     case CopyKind::kHostToHost: return "HtoH";
@@ -56,11 +57,7 @@ const char* copy_kind_name(CopyKind k) {
   return "?";
 }
 
-TableCostModel::TableCostModel(const DeviceSpec& spec, std::multimap<std::string, KernelTableEntry, std::less<>> table)
-    : spec_(spec), table_(std::move(table)) {}
-
-Result<std::multimap<std::string, KernelTableEntry, std::less<>>> TableCostModel::parse_table(
-    const std::string& text, const std::string& origin) {
+Result<KernelTable> parse_kernel_table(const std::string& text, const std::string& origin) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -69,13 +66,13 @@ Result<std::multimap<std::string, KernelTableEntry, std::less<>>> TableCostModel
   }
   if (!doc.is_object() || !doc.contains("kernels") || !doc["kernels"].is_array())
     return invalid_argument(origin + ": expected an object with a \"kernels\" array at /kernels");
-  std::multimap<std::string, KernelTableEntry, std::less<>> table;
+  KernelTable table;
   for (size_t i = 0; i < doc["kernels"].size(); ++i) {
     const auto& k = doc["kernels"][i];
     std::string path = origin + ": /kernels/" + std::to_string(i);
     if (!k.is_object()) return invalid_argument(path + " must be an object");
     for (auto it = k.begin(); it != k.end(); ++it) {
-      static const char* kKeys[] = {"name", "grid", "block", "shared_mem", "duration_us"};
+      static const char* kKeys[] = {"name", "grid", "block", "shared_mem", "duration_us", "calls", "min_us", "max_us"};
       if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* s) { return it.key() == s; }))
         return invalid_argument(path + "/" + it.key() + ": unknown key");
     }
@@ -95,56 +92,19 @@ Result<std::multimap<std::string, KernelTableEntry, std::less<>>> TableCostModel
     if (k.contains("shared_mem")) {
       if (!k["shared_mem"].is_number_unsigned()) return invalid_argument(path + "/shared_mem: a non-negative integer");
       e.shape.shared_mem = k["shared_mem"].get<size_t>();
+      e.has_shared_mem = true;
     }
     table.emplace(k["name"].get<std::string>(), e);
   }
   return table;
 }
 
-Result<std::multimap<std::string, KernelTableEntry, std::less<>>> TableCostModel::load_table(const std::string& path) {
+Result<KernelTable> load_kernel_table(const std::string& path) {
   std::ifstream in(path);
   if (!in) return invalid_argument("cost table: cannot read file '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_table(ss.str(), path);
-}
-
-SimTime TableCostModel::kernel(std::string_view name, const KernelShape& shape) const {
-  auto [lo, hi] = table_.equal_range(name);
-  const KernelTableEntry* any_shape = nullptr;
-  for (auto it = lo; it != hi; ++it) {
-    if (it->second.has_shape && it->second.shape == shape) return max(it->second.duration, spec_.kernel_floor);
-    if (!it->second.has_shape) any_shape = &it->second;
-  }
-  if (any_shape) return max(any_shape->duration, spec_.kernel_floor);
-  double bytes = static_cast<double>(shape.threads()) * kDefaultBytesPerThread;
-  return max(bandwidth_time(bytes, spec_.hbm_bw_bytes_per_s * kHbmEfficiency), spec_.kernel_floor);
-}
-
-SimTime TableCostModel::copy(CopyKind kind, size_t bytes, bool pinned) const {
-  double b = static_cast<double>(bytes);
-  switch (kind) {
-    case CopyKind::kHostToHost:
-      return SimTime::zero();  // a host memcpy: the CPU time is the caller's
-    case CopyKind::kHostToDevice:
-    case CopyKind::kDeviceToHost:
-      if (pinned)
-        return SimTime::ns(kPinnedCopyLatencyNs) + bandwidth_time(b, spec_.pcie_bw_bytes_per_s * kPinnedPcieEfficiency);
-      return SimTime::ns(kPageableCopyLatencyNs) +
-             bandwidth_time(b, spec_.pcie_bw_bytes_per_s * kPageablePcieEfficiency);
-    case CopyKind::kDeviceToDevice:
-      // read + write of every byte
-      return SimTime::ns(kDeviceCopyLatencyNs) + bandwidth_time(2 * b, spec_.hbm_bw_bytes_per_s * kHbmEfficiency);
-    case CopyKind::kPeer:
-      return SimTime::ns(kDeviceCopyLatencyNs) + bandwidth_time(b, spec_.nvlink_bw_bytes_per_s * kNvlinkEfficiency);
-  }
-  return SimTime::zero();
-}
-
-SimTime TableCostModel::memset(size_t bytes) const {
-  return max(SimTime::ns(kDeviceCopyLatencyNs) +
-                 bandwidth_time(static_cast<double>(bytes), spec_.hbm_bw_bytes_per_s * kHbmEfficiency),
-             spec_.kernel_floor);
+  return parse_kernel_table(ss.str(), path);
 }
 
 }  // namespace genie::fakecuda

@@ -8,6 +8,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/fakecuda/family_cost_model.hpp"
 #include "genie/fakecuda/graph.hpp"
 
 namespace genie::fakecuda {
@@ -20,12 +21,6 @@ const config::Param<int64_t> kGpus{"gpus", 8, "Emulated devices visible per proc
 const config::Param<std::string> kVisible{"cuda_visible_devices", "",
                                           "CUDA_VISIBLE_DEVICES: comma-separated ordinals (or GPU-<uuid>) to expose.",
                                           {}, {}, {}, "CUDA_VISIBLE_DEVICES"};
-const config::Param<std::string> kHostTime{
-    "host_time", "cpu",
-    "Virtual mode: what advances a host thread's time between API calls. cpu: the thread's CPU time (the "
-    "program's own work counts); model: only the modelled cost of each API call, so runs are exactly "
-    "repeatable whatever the machine does.",
-    {"cpu", "model"}};
 const config::Param<std::string> kClock{"clock", "virtual",
                                         "Clock mode: virtual (nothing sleeps, times are modelled) or realtime "
                                         "(streams sleep for modelled durations).",
@@ -35,6 +30,11 @@ const config::Param<double> kDilation{"dilation", 1.0,
                                       "and measured times read D times shorter, so a fabric D times slower than "
                                       "the modelled one stands in for it (docs/fabric.md).",
                                       {}, 1.0, 1e6};
+const config::Param<double> kHostCpuScale{
+    "host_cpu_scale", 1.0,
+    "Virtual mode: host time charged per second of a host thread's CPU time (1: this machine's CPU stands for the "
+    "modelled host's; 0.5: a host twice as fast; 0: not charged, so times are the same every run).",
+    {}, 0.0, 1000.0};
 // Host cost of a CUDA runtime call that is not a launch. Assumed (no calibration point yet: the H200
 // data has only the PyTorch launch path); the cost-model issue (#6) calibrates it.
 constexpr int64_t kDefaultApiOverheadNs = 500;
@@ -43,6 +43,9 @@ const config::Param<int64_t> kApiOverhead{"fakecuda.api_overhead_ns", kDefaultAp
                                           {}, 0.0, 1e9};
 const config::Param<std::string> kCostTable{"fakecuda.cost_table", "",
                                             "JSON table of measured kernel durations (genie calibrate output)."};
+const config::Param<std::string> kCostParams{
+    "fakecuda.cost_params", "",
+    "Cost-model parameter file (genie calibrate --fit output); empty: the device preset's fitted parameters."};
 const config::Param<int64_t> kQueryWaitMs{
     "fakecuda.query_wait_ms", 10,
     "Virtual mode: wall-clock ms a non-blocking query waits for unresolved work (a collective waiting for "
@@ -87,10 +90,11 @@ Result<RuntimeOptions> options_from_config() {
   GENIE_ASSIGN_OR_RETURN(o.spec, load_device_spec(cfg.get(kDevice)));
   o.device_count = static_cast<int>(visible_ordinals(cfg.get(kVisible), static_cast<int>(cfg.get(kGpus))).size());
   sched::parse_clock_mode(cfg.get(kClock).c_str(), &o.clock.mode);
-  o.clock.charge_cpu = cfg.get(kHostTime) == "cpu";
+  o.clock.cpu_time_scale = cfg.get(kHostCpuScale);
   o.clock.dilation = cfg.get(kDilation);
   o.api_overhead = SimTime::ns(cfg.get(kApiOverhead));
   o.cost_table = cfg.get(kCostTable);
+  o.cost_params = cfg.get(kCostParams);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
   o.record_trace = cfg.get(kTrace);
   o.shareable_memory = cfg.get(kShareable);
@@ -172,13 +176,18 @@ void Device::set_peer_access(int peer, bool on) {
 // ---------------------------------------------------------------------------------------------------
 Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)), timeline_(options_.clock, options_.record_trace) {
-  std::multimap<std::string, KernelTableEntry, std::less<>> table;
+  KernelTable table;
   if (!options_.cost_table.empty()) {
-    auto t = TableCostModel::load_table(options_.cost_table);
+    auto t = load_kernel_table(options_.cost_table);
     if (t.is_ok()) table = std::move(t.value());
     else GENIE_LOG_ERROR(log::kFakecuda, "{} (using the default cost rules)", t.status().message());
   }
-  cost_ = std::make_unique<TableCostModel>(options_.spec, std::move(table));
+  if (!options_.cost_params.empty()) {
+    auto p = load_cost_params(options_.cost_params);
+    if (p.is_ok()) cost_ = std::make_unique<FamilyCostModel>(options_.spec, std::move(table), std::move(p.value()));
+    else GENIE_LOG_ERROR(log::kFakecuda, "{} (using the preset's cost parameters)", p.status().message());
+  }
+  if (!cost_) cost_ = make_cost_model(options_.spec, std::move(table));
   for (int i = 0; i < options_.device_count; ++i)
     devices_.push_back(std::make_unique<Device>(i, options_.spec, timeline_));
   GENIE_LOG_INFO(log::kFakecuda, "{} x {} ({}), clock {}", options_.device_count, options_.spec.name,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -82,6 +83,12 @@ void Clock::publish(SimTime t) {
   }
 }
 
+int64_t Clock::charge(int64_t cpu_ns) const {
+  if (cpu_ns <= 0) return 0;
+  if (options_.cpu_time_scale == 1.0) return cpu_ns;
+  return std::llround(static_cast<double>(cpu_ns) * options_.cpu_time_scale);
+}
+
 SimTime Clock::wall_now() const {
   const int64_t w = read_clock_ns(CLOCK_MONOTONIC) - epoch_wall_ns_;
   if (is_virtual() || options_.dilation == 1.0) return SimTime::ns(w);
@@ -100,13 +107,13 @@ SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt()) :
 SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();
-  if (!options_.charge_cpu) return SimTime::ns(ts.vt());
+  if (options_.cpu_time_scale == 0.0) return SimTime::ns(ts.vt());  // host time is the modelled costs only
   int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
   if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
     int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     const int64_t cpu_used = cpu - ts.last_cpu_ns.load(std::memory_order_relaxed);
     const int64_t used = cpu_used - ts.excluded_ns.load(std::memory_order_relaxed);
-    int64_t vt = ts.vt() + std::max<int64_t>(0, used);
+    int64_t vt = ts.vt() + charge(used);
     // A thread that slept outside Genie (a condition variable, a barrier, the GIL) was woken by another thread
     // of this process: it resumes no earlier than the latest host time the process had reached.
     if ((wall - ts.last_wall_ns) - cpu_used > kSleptThreshold.count_ns())
@@ -171,8 +178,8 @@ SimTime Clock::estimate(const ThreadState* ts, int64_t cpu_now_ns) const {
     const bool in_work = ts->excluded_depth.load(std::memory_order_relaxed) > 0;
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ts->version.load(std::memory_order_relaxed) != v1) continue;
-    if (in_work || ts->clock_id != id_ || !options_.charge_cpu) return SimTime::ns(vt);
-    return SimTime::ns(vt + std::max<int64_t>(0, cpu_now_ns - last_cpu - excluded));
+    if (in_work || ts->clock_id != id_ || options_.cpu_time_scale == 0.0) return SimTime::ns(vt);
+    return SimTime::ns(vt + charge(cpu_now_ns - last_cpu - excluded));
   }
 }
 

@@ -139,8 +139,15 @@ std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, cons
     const char* old_preload = std::getenv("LD_PRELOAD");
     const char* old_path = std::getenv("LD_LIBRARY_PATH");
     // The caller's preloads stay first (a sanitizer runtime must be the first library loaded).
-    env["LD_PRELOAD"] = (old_preload && *old_preload ? std::string(old_preload) + ":" : std::string()) + spec.lib_dir +
-                        "/libcudart.so.13:" + spec.lib_dir + "/libnccl.so.2";
+    // cuBLAS/cuBLASLt must be preloaded too: PyTorch's wheels find NVIDIA's copies through DT_RPATH, which
+    // LD_LIBRARY_PATH cannot override; preloaded sonames satisfy their DT_NEEDED entries instead.
+    std::string preload = old_preload && *old_preload ? std::string(old_preload) + ":" : std::string();
+    const char* libs[] = {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnccl.so.2"};
+    for (size_t i = 0; i < std::size(libs); ++i) preload += (i > 0 ? ":" : "") + spec.lib_dir + "/" + libs[i];
+    env["LD_PRELOAD"] = preload;
+    // Genie's cuDNN has no engines: PyTorch's SDPA must not put cuDNN attention first (it does on sm90/sm100
+    // with cuDNN > 9.15 unless this is set; docs/costmodel.md "cuDNN"). A value the user set is kept.
+    if (std::getenv("TORCH_CUDNN_SDPA_DEPRIORITIZED") == nullptr) env["TORCH_CUDNN_SDPA_DEPRIORITIZED"] = "1";
     env["LD_LIBRARY_PATH"] = spec.lib_dir + (old_path && *old_path ? std::string(":") + old_path : "");
   }
   return env;

@@ -223,7 +223,8 @@ SimTime Communicator::finish_time(SimTime start, SimTime duration) {
   return max(end, clock.wall_now());
 }
 
-Status Communicator::enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run,
+Status Communicator::enqueue(const char* label,
+                             std::function<Result<SimTime>(Communicator&, uint64_t, SimTime)> run,
                              fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes) {
   sched::OpSpec spec;
   spec.label = label;
@@ -237,25 +238,51 @@ Status Communicator::enqueue(const char* label, std::function<Result<SimTime>(Co
     spec.external = true;
     rt_->timeline().register_injector();
   }
-  // A captured op runs at every graph replay, not once: only direct submissions count as outstanding.
+  // A captured op runs at every graph replay, not once: only direct submissions count as outstanding, and
+  // only they take a place in the issue order (a replayed op runs when its graph reaches it).
   const bool counted = !s.capturing.load(std::memory_order_acquire);
-  spec.run = [self = shared_from_this(), run = std::move(run), counted](SimTime ready) -> Result<SimTime> {
-    Result<SimTime> r = run(*self, ready);
+  const uint64_t order = counted ? issued_.fetch_add(1, std::memory_order_relaxed) + 1 : 0;
+  spec.run = [self = shared_from_this(), run = std::move(run), counted, order](SimTime ready) -> Result<SimTime> {
+    Result<SimTime> r = run(*self, order, ready);
     if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
     return r;
   };
   if (counted) outstanding_.fetch_add(1, std::memory_order_acq_rel);
   auto r = rt_->submit(s, std::move(spec));
-  if (!r.is_ok() && counted) outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  if (!r.is_ok() && counted) {
+    outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+    std::lock_guard lk(exec_mu_);
+    end_turn(order);  // it will never run: do not hold up the ops issued after it
+  }
   return r.status();
+}
+
+Status Communicator::wait_turn(std::unique_lock<std::mutex>& lk, uint64_t order) {
+  if (order == 0) return Status::ok();
+  while (executed_ + 1 < order) {
+    if (aborted()) return Status(Errc::kRemote, "communicator aborted");
+    if (async_error() != Errc::kOk) return Status(Errc::kRemote, "communicator failed");
+    // Bounded waits: an abort from another thread is seen without a notification.
+    exec_cv_.wait_for(lk, std::chrono::milliseconds(20));
+  }
+  return Status::ok();
+}
+
+void Communicator::end_turn(uint64_t order) {
+  if (order == 0 || order <= executed_) return;
+  executed_ = order;
+  exec_cv_.notify_all();
 }
 
 Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
   const char* label = collective_api_name(call.collective);
   const uint64_t bytes = call.count * netsim::datatype_size(call.datatype);
   return enqueue(
-      label, [call = std::move(call)](Communicator& c, SimTime ready) { return c.run_collective(call, ready); }, s,
-      sched::OpKind::kCollective, bytes);
+      label,
+      [call = std::move(call)](Communicator& c, uint64_t order, SimTime ready) {
+        return c.run_collective(call, order, ready);
+      },
+      s, sched::OpKind::kCollective, bytes);
 }
 
 Status Communicator::enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s) {
@@ -263,8 +290,10 @@ Status Communicator::enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s
   for (const auto& c : calls) bytes += c.is_send ? c.bytes : 0;
   return enqueue(
       "SendRecv",
-      [calls = std::move(calls)](Communicator& c, SimTime ready) mutable { return c.run_p2p(calls, ready); }, s,
-      sched::OpKind::kP2p, bytes);
+      [calls = std::move(calls)](Communicator& c, uint64_t order, SimTime ready) mutable {
+        return c.run_p2p(calls, order, ready);
+      },
+      s, sched::OpKind::kP2p, bytes);
 }
 
 namespace {
@@ -317,11 +346,18 @@ Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status&
   return why;
 }
 
-Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
-  if (fab_) return run_collective_fabric(c, ready);
+Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, SimTime ready) {
+  if (fab_) return run_collective_fabric(c, order, ready);
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
-  std::lock_guard lk(exec_mu_);
+  std::unique_lock lk(exec_mu_);
+  struct Turn {  // however this op ends, the next one in the issue order may go
+    Communicator& c;
+    uint64_t order;
+    ~Turn() { c.end_turn(order); }
+  } turn{*this, order};
+  if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
+  ready = max(ready, last_end_);
   const uint64_t seq = ++exec_seq_;
   RankSlot& my = seg_->slot(rank_);
   my.ready_ns = ready.count_ns();
@@ -400,7 +436,8 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
       set_async_error(end.status().code());
       return hold_after_failure(*this, ready, end.status());
     }
-    return end.value();
+    last_end_ = end.value();
+    return last_end_;
   }
   auto cost = timing_->collective(c.collective, c.count, c.datatype, c.root);
   if (!cost.is_ok()) {
@@ -408,7 +445,8 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, SimTime ready) {
     set_async_error(Errc::kInternal);
     return cost.status();
   }
-  return finish_time(start, cost->duration);
+  last_end_ = finish_time(start, cost->duration);
+  return last_end_;
 }
 
 Status Communicator::move_data(const CollCall& c, uint64_t seq) {
@@ -530,11 +568,18 @@ Status Communicator::move_data(const CollCall& c, uint64_t seq) {
   return barrier(seq, last, what);
 }
 
-Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready) {
-  if (fab_) return run_p2p_fabric(calls, ready);
+Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t order, SimTime ready) {
+  if (fab_) return run_p2p_fabric(calls, order, ready);
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
-  std::lock_guard lk(exec_mu_);
+  std::unique_lock lk(exec_mu_);
+  struct Turn {  // however this op ends, the next one in the issue order may go
+    Communicator& c;
+    uint64_t order;
+    ~Turn() { c.end_turn(order); }
+  } turn{*this, order};
+  if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
+  ready = max(ready, last_end_);
   struct State {
     uint64_t index = 0;  // message number on its (src, dst) pair, from 1
     bool posted = false;
@@ -694,9 +739,11 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, SimTime ready
       set_async_error(e.status().code());
       return hold_after_failure(*this, ready, e.status());
     }
-    return max(e.value(), ready);
+    last_end_ = max(e.value(), ready);
+    return last_end_;
   }
-  return finish_time(end, SimTime::zero());
+  last_end_ = finish_time(end, SimTime::zero());
+  return last_end_;
 }
 
 }  // namespace genie::shim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -139,17 +140,26 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                                                             BootstrapSession& session);
   Result<std::shared_ptr<Communicator>> sub_communicator_fabric(const std::vector<int>& members, int my_index,
                                                                 const CommOptions& opts);
-  Result<SimTime> run_collective_fabric(const CollCall& c, SimTime ready);
-  Result<SimTime> run_p2p_fabric(std::vector<P2PCall>& calls, SimTime ready);
+  Result<SimTime> run_collective_fabric(const CollCall& c, uint64_t order, SimTime ready);
+  Result<SimTime> run_p2p_fabric(std::vector<P2PCall>& calls, uint64_t order, SimTime ready);
   /// The wait policy of a fabric exchange for `what`: abort, dead peers on this host, GENIE_HANG_TIMEOUT.
   FabricWait fabric_wait(std::string what);
   Result<std::shared_ptr<Communicator>> sub_communicator(const std::vector<int>& members, int my_index,
                                                          const CommOptions& opts);
-  /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`.
-  Status enqueue(const char* label, std::function<Result<SimTime>(Communicator&, SimTime)> run, fakecuda::Stream& s,
-                 sched::OpKind kind, uint64_t bytes);
-  Result<SimTime> run_collective(const CollCall& c, SimTime ready);
-  Result<SimTime> run_p2p(std::vector<P2PCall>& calls, SimTime ready);
+  /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`. The op gets the next
+  /// place in the communicator's issue order (0 for an op captured into a CUDA graph: it runs when the graph
+  /// does, wherever that falls), and `run` receives it.
+  Status enqueue(const char* label, std::function<Result<SimTime>(Communicator&, uint64_t, SimTime)> run,
+                 fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes);
+  Result<SimTime> run_collective(const CollCall& c, uint64_t order, SimTime ready);
+  Result<SimTime> run_p2p(std::vector<P2PCall>& calls, uint64_t order, SimTime ready);
+  /// With exec_mu_ held: waits until every op issued before `order` on this rank has run, as NCCL runs a
+  /// communicator's operations in the order they were issued, whatever streams they are on (FSDP issues
+  /// all-gathers and reduce-scatters of one communicator on two streams). Fails when the communicator is
+  /// aborted or has failed meanwhile.
+  Status wait_turn(std::unique_lock<std::mutex>& lk, uint64_t order);
+  /// With exec_mu_ held: the op of `order` has run (or failed); the next one may go.
+  void end_turn(uint64_t order);
   Status move_data(const CollCall& c, uint64_t seq);
   /// What a wait is for, rendered only when a message needs it (the common path formats nothing).
   struct WaitWhat {
@@ -197,6 +207,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   std::mutex exec_mu_;  ///< one call of this communicator executes at a time, in order
   uint64_t exec_seq_ = 0;
+  std::atomic<uint64_t> issued_{0};    ///< ops enqueued outside graph capture, in host call order
+  uint64_t executed_ = 0;              ///< of those, the last one that has run (guarded by exec_mu_)
+  std::condition_variable exec_cv_;    ///< signalled when executed_ moves
+  SimTime last_end_ = SimTime::zero();  ///< end of the previous op: NCCL never overlaps a communicator's ops
   std::vector<uint64_t> sent_, received_;  ///< p2p messages sent to / received from each peer
   uint64_t gather_seq_ = 0;
   std::vector<int> gather_prev_members_;  ///< who took part in this rank's previous small all-gather

@@ -119,8 +119,9 @@ Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int data
       call.ref, PeerMemory::instance().publish(c->runtime(), buf, call.bytes, is_send ? "sendbuff" : "recvbuff",
                                                c->cross_process()));
   if (nccl_debug_level() >= NcclDebugLevel::kTrace)
-    nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(), "%s: buff %p count %zu datatype %d peer %d comm %p stream %p", fn,
-               buf, count, datatype, peer, static_cast<void*>(comm), static_cast<void*>(stream));
+    nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(),
+               "%s: buff %p count %zu datatype %d peer %d comm %p [nranks=%d] stream %p", fn, buf, count, datatype,
+               peer, static_cast<void*>(comm), c->nranks(), static_cast<void*>(stream));
   return submit_p2p(std::move(c), call, *s);
 }
 

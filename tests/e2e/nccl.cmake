@@ -17,6 +17,11 @@ if(TARGET nccl2 AND TARGET example_collectives)
   genie_add_e2e(e2e_nccl_faults_deadpeer faults NCCL ARGS deadpeer 3
     REGEX "peer rank 2 \\(pid [0-9]+\\) exited during AllReduce\\(count=1024, datatype=float, op=sum\\) #2")
   genie_add_e2e(e2e_nccl_overlap overlap NCCL)
+  # NCCL_DEBUG=TRACE names each call (tests/e2e/nccl_pattern.py reads these lines to check training patterns).
+  genie_add_e2e(e2e_nccl_trace_collectives collectives NCCL ENV NCCL_DEBUG=TRACE ARGS threads 2
+    REGEX "NCCL TRACE ncclReduceScatter: sendbuff 0x[0-9a-f]+ recvbuff 0x[0-9a-f]+ count [0-9]+ datatype [0-9]+ op [0-9]+ root 0 comm 0x[0-9a-f]+ \\[nranks=2\\]")
+  genie_add_e2e(e2e_nccl_trace_p2p p2p NCCL ENV NCCL_DEBUG=TRACE ARGS threads 2
+    REGEX "NCCL TRACE ncclRecv: buff 0x[0-9a-f]+ count [0-9]+ datatype [0-9]+ peer [01] comm 0x[0-9a-f]+ \\[nranks=2\\]")
   # Virtual host time includes the CUDA API's own CPU time, which sanitizers inflate about tenfold: the host then
   # falls behind the modelled GPU and the timing comparison is meaningless in those builds.
   if(NOT GENIE_SANITIZE)
@@ -53,22 +58,22 @@ if(TARGET nccl2 AND TARGET example_collectives)
   # resolutions match the CUDA-event times the ranks measured.
   add_test(NAME e2e_coordinator_contention
     COMMAND ${RUN_EXPECT} 0 "rank 0 alone_ms [0-9.]+ together_ms [0-9.]+ ratio (1\\.9[5-9]|2\\.0[0-5])" --
-            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
             --report ${REPORTS}/contention -- ${GENIE_EXAMPLES_DIR}/contention 4194304 3 0)
   # On an NVSwitch server the two pairs do not interfere.
   add_test(NAME e2e_coordinator_no_contention_nvswitch
     COMMAND ${RUN_EXPECT} 0 "rank 0 alone_ms [0-9.]+ together_ms [0-9.]+ ratio 1\\.00" --
-            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --no-report -- ${GENIE_EXAMPLES_DIR}/contention 4194304 3 0)
   # Order independence: the same job with ranks delayed differently in wall time (jitter seeds 1 and 2) gives
   # identical virtual timelines.
   add_test(NAME e2e_coordinator_jitter_a
-    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
             --report ${REPORTS}/jitter_a -- ${GENIE_EXAMPLES_DIR}/contention 1048576 3 1)
   add_test(NAME e2e_coordinator_jitter_b
-    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_TIME=model
+    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
             --report ${REPORTS}/jitter_b -- ${GENIE_EXAMPLES_DIR}/contention 1048576 3 2)
   add_test(NAME e2e_coordinator_order_independent

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of the v1 cost model: table lookup order, default rule, floor, copies, bad tables.
+// Tests of the cost-model vocabulary: math-type names and the measured kernel table (parsing and its errors).
 #include "genie/fakecuda/cost_model.hpp"
 
 #include <gtest/gtest.h>
@@ -7,57 +7,69 @@
 namespace genie::fakecuda {
 namespace {
 
-DeviceSpec h200() { return load_device_spec("h200").value(); }
-
-KernelShape shape(uint32_t grid, uint32_t block) {
-  KernelShape s;
-  s.grid[0] = grid;
-  s.block[0] = block;
-  return s;
+TEST(GemmMath, NamesRoundTrip) {
+  for (int i = 0; i < kGemmMathCount; ++i) {
+    GemmMath m = GemmMath::kFp64;
+    ASSERT_TRUE(parse_gemm_math(gemm_math_name(static_cast<GemmMath>(i)), &m));
+    EXPECT_EQ(static_cast<int>(m), i);
+  }
+  GemmMath m;
+  EXPECT_FALSE(parse_gemm_math("fp12", &m));
 }
 
-TEST(TableCostModel, ExactShapeBeatsNameOnlyBeatsDefault) {
-  auto table = TableCostModel::parse_table(R"({"kernels": [
+TEST(GemmShape, FlopsAndBytes) {
+  // System: D[64,32] = A[64,16] B[16,32] in bf16, C read. Expectations: 2*64*32*16 flops;
+  // bytes = (64*16 + 16*32) * 2 (A, B) + 64*32 * 2 * 2 (C read, D written).
+  GemmShape s;
+  s.m = 64;
+  s.n = 32;
+  s.k = 16;
+  s.ab_bytes = s.c_bytes = 2;
+  s.reads_c = true;
+  EXPECT_DOUBLE_EQ(s.flops(), 2.0 * 64 * 32 * 16);
+  EXPECT_DOUBLE_EQ(s.bytes(), (64 * 16 + 16 * 32) * 2.0 + 64 * 32 * 4.0);
+  s.complex = true;
+  EXPECT_DOUBLE_EQ(s.flops(), 8.0 * 64 * 32 * 16);
+}
+
+TEST(KernelTable, ParsesShapesAndNameOnlyEntries) {
+  auto t = parse_kernel_table(R"({"kernels": [
       {"name": "k", "duration_us": 50},
-      {"name": "k", "grid": [4], "block": [128], "duration_us": 20}]})", "t.json");
-  ASSERT_TRUE(table.is_ok()) << table.status().to_string();
-  TableCostModel m(h200(), table.value());
-  EXPECT_EQ(m.kernel("k", shape(4, 128)), SimTime::us(20));
-  EXPECT_EQ(m.kernel("k", shape(8, 128)), SimTime::us(50));
-  // Unknown kernel, tiny launch: the preset's kernel floor.
-  EXPECT_EQ(m.kernel("other", shape(1, 32)), h200().kernel_floor);
+      {"name": "k", "grid": [4], "block": [128, 2], "shared_mem": 1024, "duration_us": 20.5, "calls": 3}]})",
+                              "t.json");
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  ASSERT_EQ(t->count("k"), 2u);
+  int shaped = 0;
+  for (auto [it, end] = t->equal_range("k"); it != end; ++it) {
+    if (!it->second.has_shape) {
+      EXPECT_EQ(it->second.duration, SimTime::us(50));
+      continue;
+    }
+    ++shaped;
+    EXPECT_EQ(it->second.duration, SimTime::ns(20500));
+    EXPECT_EQ(it->second.shape.grid[0], 4u);
+    EXPECT_EQ(it->second.shape.grid[1], 1u);
+    EXPECT_EQ(it->second.shape.block[1], 2u);
+    EXPECT_EQ(it->second.shape.shared_mem, 1024u);
+  }
+  EXPECT_EQ(shaped, 1);
 }
 
-TEST(TableCostModel, DefaultRuleScalesWithThreadsAtHbmBandwidth) {
-  // 2^24 blocks x 256 threads x 16 B/thread = 64 GiB of traffic at 0.86 x 4.8 TB/s = ~16.6 ms.
-  TableCostModel m(h200(), {});
-  SimTime t = m.kernel("elementwise", shape(1u << 24, 256));
-  double expected_s = (double(1u << 24) * 256 * TableCostModel::kDefaultBytesPerThread) / (4.8e12 * 0.86);
-  EXPECT_NEAR(t.to_seconds(), expected_s, expected_s * 1e-6);
-  EXPECT_GT(m.kernel("elementwise", shape(1u << 25, 256)), t);
-}
-
-TEST(TableCostModel, CopiesFollowTheCalibratedBandwidths) {
-  // Calibration (h200/device.json): pinned H2D of 256 MiB took 4863 us; D2D of 256 MiB took 131 us.
-  TableCostModel m(h200(), {});
-  double h2d_us = m.copy(CopyKind::kHostToDevice, 256u << 20, true).to_us();
-  EXPECT_NEAR(h2d_us, 4863.3, 4863.3 * 0.05);
-  double d2d_us = m.copy(CopyKind::kDeviceToDevice, 256u << 20, true).to_us();
-  EXPECT_NEAR(d2d_us, 131.3, 131.3 * 0.05);
-  EXPECT_GT(m.copy(CopyKind::kHostToDevice, 1 << 20, false), m.copy(CopyKind::kHostToDevice, 1 << 20, true));
-}
-
-TEST(TableCostModel, BadTablesNameThePath) {
-  auto r = TableCostModel::parse_table(R"({"kernels": [{"name": "k"}]})", "t.json");
+TEST(KernelTable, BadTablesNameTheFileAndPath) {
+  auto r = parse_kernel_table(R"({"kernels": [{"name": "k"}]})", "t.json");
   ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("/kernels/0/duration_us"), std::string::npos);
-  r = TableCostModel::parse_table(R"({"kernels": [{"name": "k", "duration_us": 1, "grid": [0]}]})", "t.json");
+  EXPECT_NE(r.status().message().find("t.json: /kernels/0/duration_us"), std::string::npos);
+  r = parse_kernel_table(R"({"kernels": [{"name": "k", "duration_us": 1, "grid": [0], "block": [1]}]})", "t.json");
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("/kernels/0/grid"), std::string::npos);
-  r = TableCostModel::parse_table(R"({"kernels": [{"name": "k", "duration_us": 1, "colour": 1}]})", "t.json");
-  EXPECT_FALSE(r.is_ok());
-  EXPECT_FALSE(TableCostModel::parse_table("[", "t.json").is_ok());
-  EXPECT_FALSE(TableCostModel::load_table("/nonexistent.json").is_ok());
+  r = parse_kernel_table(R"({"kernels": [{"name": "k", "duration_us": 1, "colour": 1}]})", "t.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("/kernels/0/colour: unknown key"), std::string::npos);
+  EXPECT_FALSE(parse_kernel_table("[", "t.json").is_ok());
+  EXPECT_FALSE(parse_kernel_table(R"({"kernel": []})", "t.json").is_ok());
+  auto missing = load_kernel_table("/nonexistent.json");
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent.json"), std::string::npos);
 }
 
 }  // namespace

@@ -32,6 +32,28 @@ TEST(Clock, VirtualTimeChargesThreadCpuTimeNotWallTime) {
   EXPECT_GT((t2 - t1).count_ns(), SimTime::ms(1).count_ns());
 }
 
+// System: one thread burns the same CPU under three clocks that differ only in cpu_time_scale.
+// Expectations: scale 0 charges nothing (host time = api_call overheads only); scale 0.5 charges half of what
+// scale 1 charges for the same work (measured on its own clock, so a ratio within 25%: the two burns are separate).
+TEST(Clock, CpuTimeScaleChargesAFractionOfCpuTime) {
+  auto burn_and_measure = [](double scale) {
+    ClockOptions o{ClockMode::kVirtual, SimTime::zero()};
+    o.cpu_time_scale = scale;
+    Clock c(o);
+    SimTime t0 = c.now();
+    volatile double x = 0;
+    for (int i = 0; i < 20000000; ++i) x = x + i * 0.5;  // burn CPU
+    SimTime t1 = c.api_call(SimTime::us(3));
+    return (t1 - t0).count_ns();
+  };
+  EXPECT_EQ(burn_and_measure(0.0), SimTime::us(3).count_ns());
+  const int64_t full = burn_and_measure(1.0) - SimTime::us(3).count_ns();
+  const int64_t half = burn_and_measure(0.5) - SimTime::us(3).count_ns();
+  ASSERT_GT(full, SimTime::ms(1).count_ns());
+  constexpr double kRatioTolerance = 0.25;
+  EXPECT_NEAR(static_cast<double>(half) / static_cast<double>(full), 0.5, 0.5 * kRatioTolerance);
+}
+
 TEST(Clock, NewThreadStartsAtLargestHostTime) {
   Clock c({ClockMode::kVirtual, SimTime::ms(1000)});
   c.wait_until(SimTime::ms(7));

@@ -312,10 +312,14 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
     if (CUresult e = check_location(fn, *r, prop->location); e != CUDA_SUCCESS) return e;
     unsigned types = static_cast<unsigned>(prop->requestedHandleTypes);
     if (types & ~static_cast<unsigned>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-      GENIE_LOG_WARN(log::kFakecuda,
-                     "{}: requested handle types {:#x}: only POSIX file "
-                     "descriptors are emulated",
-                     fn, types);
+      // A fabric handle is a capability probe (PyTorch's expandable segments try it, then fall back to POSIX
+      // fds), and the device reports CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED = 0 as a GPU without
+      // IMEX does: an answer, not a user error, so it is logged at info level.
+      if (types == static_cast<unsigned>(CU_MEM_HANDLE_TYPE_FABRIC))
+        GENIE_LOG_INFO(log::kFakecuda, "{}: fabric handles are not supported (no IMEX channel emulated)", fn);
+      else
+        GENIE_LOG_WARN(log::kFakecuda, "{}: requested handle types {:#x}: only POSIX file descriptors are emulated",
+                       fn, types);
       return CUDA_ERROR_NOT_SUPPORTED;
     }
     if (size == 0 || !aligned(size)) return reject(fn, "size (not a multiple of the granularity)");

@@ -23,6 +23,11 @@ void register_coordinator_command(CLI::App& app, int* exit_code);
 void register_report_command(CLI::App& app, int* exit_code);
 /// `genie testbed up|down|status`: network namespaces as hosts (testbed.hpp).
 void register_testbed_command(CLI::App& app, int* exit_code);
+/// `genie cost`: predicted GPU time of a GEMM or a kernel launch (cost_command.cpp).
+void register_cost_command(CLI::App& app, int* exit_code);
+
+/// `genie calibrate`: kernel tables from profiler traces, parameter fits from calibration data.
+void register_calibrate_command(CLI::App& app, int* exit_code);
 
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();

@@ -25,11 +25,21 @@ void register_env_command(CLI::App& app, int* exit_code) {
   cmd->callback([exit_code] {
     std::string lib = library_dir();
     std::vector<std::string> preload = {lib + "/libcudart.so." + std::to_string(cuda_major)};
+    // cuBLAS and cuBLASLt of the same CUDA major (PyTorch wheels find NVIDIA's through DT_RPATH: only a preload
+    // replaces them), then NCCL.
+    for (const char* name : {"libcublas.so.", "libcublasLt.so."}) {
+      std::string path = lib + "/" + name + std::to_string(cuda_major);
+      if (std::filesystem::exists(path)) preload.push_back(path);
+    }
+    const bool cudnn = std::filesystem::exists(lib + "/libcudnn.so.9");
+    if (cudnn) preload.push_back(lib + "/libcudnn.so.9");
     if (std::filesystem::exists(lib + "/libnccl.so.2")) preload.push_back(lib + "/libnccl.so.2");
     std::string joined;
     for (auto& p : preload) joined += (joined.empty() ? "" : ":") + p;
     std::cout << "export LD_LIBRARY_PATH=" << lib << "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n";
     std::cout << "export LD_PRELOAD=" << joined << "${LD_PRELOAD:+:$LD_PRELOAD}\n";
+    // Genie's cuDNN has no engines: keep PyTorch's SDPA off cuDNN attention (docs/costmodel.md "cuDNN").
+    if (cudnn) std::cout << "export TORCH_CUDNN_SDPA_DEPRIORITIZED=${TORCH_CUDNN_SDPA_DEPRIORITIZED:-1}\n";
     *exit_code = 0;
   });
 }

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   genie::sched::register_report_command(app, &exit_code);
   genie::sched::register_coordinator_command(app, &exit_code);
   genie::sched::register_testbed_command(app, &exit_code);
+  genie::sched::register_cost_command(app, &exit_code);
+  genie::sched::register_calibrate_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

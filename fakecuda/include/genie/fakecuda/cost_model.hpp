@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cost model v1: kernel, copy and memset durations from a measured table, family defaults and a floor.
+// Cost model: kernel, library-call (GEMM, attention), copy and memset durations from a measured table,
+// fitted family rules and a floor.
 #pragma once
 
 #include <cstddef>
@@ -34,12 +35,64 @@ struct KernelShape {
   }
 };
 
+/// The arithmetic a GEMM runs on; selects the peak rate (DeviceSpec::peak_flops key) and efficiency curve.
+enum class GemmMath : uint8_t { kFp64, kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 };
+inline constexpr int kGemmMathCount = 7;
+/// "fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8" (the peak_flops keys of the presets).
+const char* gemm_math_name(GemmMath m);
+/// Parses a name of gemm_math_name(); false when unknown.
+bool parse_gemm_math(std::string_view s, GemmMath* out);
+
+/// One GEMM as a library call describes it: D[m,n] = op(A)[m,k] * op(B)[k,n] (+ C), `batch` times.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  GemmMath math = GemmMath::kFp32;
+  uint8_t ab_bytes = 4;     ///< element size of A and B in bytes
+  uint8_t c_bytes = 4;      ///< element size of C and D in bytes
+  bool trans_a = false, trans_b = false;
+  bool complex = false;     ///< complex data: 4 real multiply-adds per product (element sizes count both parts)
+  bool reads_c = true;      ///< C is read (beta may be non-zero; device-side beta is unknown)
+  double extra_bytes = 0;   ///< epilogue traffic beyond A, B, C and D (auxiliary outputs, bias gradients)
+  /// Floating-point operations (2 per multiply-add, 8 per complex multiply-add).
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(batch) * (complex ? 4.0 : 1.0);
+  }
+  /// Compulsory HBM traffic: A and B read once, D written, C read when reads_c, plus extra_bytes.
+  double bytes() const {
+    double mn = static_cast<double>(m) * static_cast<double>(n);
+    double ab = (static_cast<double>(m) * static_cast<double>(k) + static_cast<double>(k) * static_cast<double>(n)) *
+                ab_bytes;
+    return (ab + mn * c_bytes * (reads_c ? 2.0 : 1.0)) * static_cast<double>(batch) + extra_bytes;
+  }
+};
+
+/// One scaled-dot-product attention (flash-style kernel or cuDNN's graph): softmax(Q K^T / sqrt(d)) V.
+struct AttentionShape {
+  int64_t batch = 1;
+  int64_t heads_q = 1, heads_kv = 1;   ///< query heads; key/value heads (grouped-query attention when fewer)
+  int64_t seq_q = 0, seq_kv = 0;
+  int64_t head_dim = 0, head_dim_v = 0;  ///< head_dim_v 0 means head_dim
+  bool causal = false;
+  bool backward = false;                 ///< the backward pass (dQ, dK, dV)
+  GemmMath math = GemmMath::kBf16;
+  uint8_t elem_bytes = 2;
+};
+
 /// Turns GPU work into durations. Implementations are thread-safe.
 class CostModel {
  public:
   virtual ~CostModel() = default;
   /// GPU duration of kernel `name` (mangled) launched with `shape`.
   virtual SimTime kernel(std::string_view name, const KernelShape& shape) const = 0;
+  /// GPU duration of a library GEMM (cuBLAS, cuBLASLt).
+  virtual SimTime gemm(const GemmShape& shape) const = 0;
+  /// GPU duration of a library attention call (cuDNN's SDPA graph).
+  virtual SimTime attention(const AttentionShape& shape) const = 0;
+  /// GPU duration of a library kernel bounded by `bytes` of HBM traffic and `flops` on `math` (BLAS level 1
+  /// and 2, solvers): a roofline with the per-kernel fixed cost.
+  virtual SimTime streaming(double bytes, double flops, GemmMath math) const = 0;
   /// Duration of a copy of `bytes`; `pinned` says whether the host side is page-locked.
   virtual SimTime copy(CopyKind kind, size_t bytes, bool pinned) const = 0;
   virtual SimTime memset(size_t bytes) const = 0;
@@ -49,39 +102,31 @@ class CostModel {
 
 /// One measured entry of the kernel table.
 struct KernelTableEntry {
-  bool has_shape = false;  ///< false: applies to any launch shape of the kernel
+  bool has_shape = false;       ///< false: applies to any launch shape of the kernel
+  bool has_shared_mem = false;  ///< false: matches launches with any dynamic shared memory
   KernelShape shape;
   SimTime duration;
+  /// True when a launch of `s` is this entry's shape (grid, block, and shared memory when given).
+  bool matches(const KernelShape& s) const {
+    if (!has_shape) return true;
+    KernelShape t = shape;
+    if (!has_shared_mem) t.shared_mem = s.shared_mem;
+    return t == s;
+  }
 };
 
-/// The v1 model (DESIGN.md "Cost model", layers 1 and 3 plus a default rule):
-/// 1. the measured table, exact (name, shape) match first, then a name-only entry;
-/// 2. the default for unknown kernels: every launched thread moves kDefaultBytesPerThread bytes of HBM
-///    traffic at the preset's bandwidth;
-/// 3. never below the preset's kernel floor.
-class TableCostModel final : public CostModel {
- public:
-  /// Bytes of HBM traffic assumed per launched thread of an unknown kernel: one 4-byte load and one
-  /// 4-byte store per element with 2 elements per thread, the shape of PyTorch's vectorised
-  /// elementwise kernels (aten/src/ATen/native/cuda/CUDALoops.cuh, thread_work_size 4 for 4-byte
-  /// types would give 32; 16 is the midpoint we use until the cost-model issue (#6) fits families).
-  static constexpr double kDefaultBytesPerThread = 16.0;
+/// The measured kernel table: kernel name -> entries. Names are matched as registered (mangled) or demangled (as
+/// profilers show them).
+using KernelTable = std::multimap<std::string, KernelTableEntry, std::less<>>;
 
-  TableCostModel(const DeviceSpec& spec, std::multimap<std::string, KernelTableEntry, std::less<>> table);
-  /// Loads a table file: {"kernels": [{"name": "...", "grid": [x,y,z], "block": [x,y,z],
-  /// "shared_mem": n, "duration_us": t}, ...]} ("grid"/"block"/"shared_mem" optional).
-  static Result<std::multimap<std::string, KernelTableEntry, std::less<>>> load_table(const std::string& path);
-  static Result<std::multimap<std::string, KernelTableEntry, std::less<>>> parse_table(const std::string& text,
-                                                                                        const std::string& origin);
+/// Loads a table file: {"kernels": [{"name": "...", "grid": [x,y,z], "block": [x,y,z], "shared_mem": n,
+/// "duration_us": t}, ...]} ("grid"/"block"/"shared_mem" optional; `genie calibrate` writes such files, with
+/// extra informational keys "calls", "min_us", "max_us", "source"). Errors name the file and the JSON path.
+Result<KernelTable> load_kernel_table(const std::string& path);
+Result<KernelTable> parse_kernel_table(const std::string& text, const std::string& origin);
 
-  SimTime kernel(std::string_view name, const KernelShape& shape) const override;
-  SimTime copy(CopyKind kind, size_t bytes, bool pinned) const override;
-  SimTime memset(size_t bytes) const override;
-  SimTime launch_overhead() const override { return spec_.launch_overhead; }
-
- private:
-  DeviceSpec spec_;
-  std::multimap<std::string, KernelTableEntry, std::less<>> table_;
-};
+/// The cost model the runtime uses for a device (FamilyCostModel, family_cost_model.hpp): the measured `table`
+/// first, then the families with the parameters fitted for the preset (docs/costmodel.md), then the floor.
+std::unique_ptr<CostModel> make_cost_model(const DeviceSpec& spec, KernelTable table = {});
 
 }  // namespace genie::fakecuda

@@ -165,6 +165,7 @@ struct RuntimeOptions {
   sched::ClockOptions clock;
   SimTime api_overhead = SimTime::ns(500);  ///< modelled host cost of a non-launch API call
   std::string cost_table;               ///< JSON file of measured kernel durations ("" = none)
+  std::string cost_params;              ///< cost-model parameter file ("" = the preset's embedded parameters)
   bool record_trace = false;
   /// Device memory lives on memfds so NCCL peers in other processes can map it (GENIE_FAKECUDA_SHAREABLE_MEMORY).
   bool shareable_memory = true;

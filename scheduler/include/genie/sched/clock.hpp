@@ -21,9 +21,10 @@ struct ClockOptions {
   /// Virtual mode: thread CPU time is sampled (CLOCK_THREAD_CPUTIME_ID costs ~0.36 us here, measured) at
   /// most once per this much wall time; CPU used in between is charged at the next sample.
   SimTime cpu_sample_interval = SimTime::us(20);
-  /// Virtual mode: charge the thread's CPU time (GENIE_HOST_TIME=cpu). Off: host time moves only by modelled
-  /// API costs and blocking waits, so a run's virtual times do not depend on this machine's speed.
-  bool charge_cpu = true;
+  /// Virtual mode: host time charged per unit of the thread's CPU time. 1: this machine's CPU stands for the
+  /// modelled host's; 0.5: a host twice as fast; 0: CPU time is not charged at all, host time is the modelled
+  /// API costs and waits only, so a run's times do not depend on this machine (deterministic).
+  double cpu_time_scale = 1.0;
   /// Realtime mode only: time dilation D >= 1 (GENIE_DILATION). The clock runs D times slower than the wall
   /// clock: a modelled duration d is slept for d x D of wall time, and a measured wall interval w reads as
   /// w / D, so a fabric D times slower than the modelled one stands in for it (docs/fabric.md).
@@ -85,6 +86,8 @@ class Clock {
  private:
   ThreadState& thread_state();
   void publish(SimTime t);
+  /// Host time charged for `cpu_ns` of thread CPU time (cpu_time_scale, rounded to the nanosecond).
+  int64_t charge(int64_t cpu_ns) const;
 
   ClockOptions options_;
   uint64_t id_;

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading a calibration directory: gemm.csv, membound.csv and device.json, with errors naming file and line.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "genie/fakecuda/calibration.hpp"
+
+namespace genie::fakecuda {
+namespace {
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return invalid_argument("calibration: cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string f;
+  while (std::getline(ss, f, ',')) out.push_back(f);
+  return out;
+}
+
+/// Rows of a CSV file with the expected header; each row has the header's field count.
+Result<std::vector<std::vector<std::string>>> read_csv(const std::string& path, const std::string& header) {
+  GENIE_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  std::stringstream ss(text);
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  auto next = [&](std::string* l) {  // a line without its CR (the calibration files have CRLF endings)
+    if (!std::getline(ss, *l)) return false;
+    if (!l->empty() && l->back() == '\r') l->pop_back();
+    return true;
+  };
+  if (!next(&line) || line != header)
+    return invalid_argument(path + ":1: expected the header '" + header + "'");
+  const size_t fields = split_csv(header).size();
+  for (int n = 2; next(&line); ++n) {
+    if (line.empty()) continue;
+    auto f = split_csv(line);
+    if (f.size() != fields)
+      return invalid_argument(path + ":" + std::to_string(n) + ": expected " + std::to_string(fields) + " fields");
+    rows.push_back(std::move(f));
+  }
+  return rows;
+}
+
+bool to_number(const std::string& s, double* out) {
+  try {
+    size_t pos = 0;
+    *out = std::stod(s, &pos);
+    return pos == s.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Result<CalibrationData> load_calibration(const std::string& dir) {
+  CalibrationData d;
+  d.dir = dir;
+  {
+    const std::string path = dir + "/gemm.csv";
+    GENIE_ASSIGN_OR_RETURN(auto rows, read_csv(path, "dtype,kind,M,N,K,time_us,tflops"));
+    int line = 1;
+    for (const auto& r : rows) {
+      ++line;
+      GemmMeasurement g;
+      g.dtype = r[0];
+      g.kind = r[1];
+      double m, n, k, t;
+      if (!to_number(r[2], &m) || !to_number(r[3], &n) || !to_number(r[4], &k) || !to_number(r[5], &t) || t <= 0)
+        return invalid_argument(path + ":" + std::to_string(line) + ": M, N, K and time_us must be positive numbers");
+      GemmMath math;
+      if (!parse_gemm_math(g.dtype, &math))
+        return invalid_argument(path + ":" + std::to_string(line) + ": unknown dtype '" + g.dtype + "'");
+      g.m = static_cast<int64_t>(m);
+      g.n = static_cast<int64_t>(n);
+      g.k = static_cast<int64_t>(k);
+      g.time_us = t;
+      d.gemm.push_back(g);
+    }
+  }
+  {
+    const std::string path = dir + "/membound.csv";
+    GENIE_ASSIGN_OR_RETURN(auto rows, read_csv(path, "dtype,op,elements,time_us,eff_GBps"));
+    int line = 1;
+    for (const auto& r : rows) {
+      ++line;
+      MemboundMeasurement m;
+      m.dtype = r[0];
+      m.op = r[1];
+      double e, t;
+      if (!to_number(r[2], &e) || !to_number(r[3], &t) || t <= 0 || e <= 0)
+        return invalid_argument(path + ":" + std::to_string(line) + ": elements and time_us must be positive numbers");
+      if (m.dtype != "bf16" && m.dtype != "fp32")
+        return invalid_argument(path + ":" + std::to_string(line) + ": unknown dtype '" + m.dtype + "'");
+      if (m.op != "copy" && m.op != "add")
+        return invalid_argument(path + ":" + std::to_string(line) + ": unknown op '" + m.op + "'");
+      m.elements = static_cast<int64_t>(e);
+      m.time_us = t;
+      d.membound.push_back(m);
+    }
+  }
+  {
+    const std::string path = dir + "/device.json";
+    GENIE_ASSIGN_OR_RETURN(std::string text, read_file(path));
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(text);
+    } catch (const std::exception& e) {
+      return invalid_argument(path + ": not valid JSON: " + e.what());
+    }
+    if (!doc.is_object() || !doc.contains("measurements") || !doc["measurements"].is_object())
+      return invalid_argument(path + ": /measurements: an object is required");
+    for (auto it = doc["measurements"].begin(); it != doc["measurements"].end(); ++it) {
+      const std::string& key = it.key();
+      if (key == "tiny_kernel_launch_us_host") {
+        if (!it.value().is_number()) return invalid_argument(path + ": /measurements/" + key + ": a number");
+        d.tiny_kernel_launch_us = it.value().get<double>();
+        continue;
+      }
+      // <kind>_<bytes> with kind h2d_pinned, d2h_pinned, h2d_pageable, d2d: {"us": t, "GBps": b}
+      size_t cut = key.rfind('_');
+      if (cut == std::string::npos) continue;
+      std::string kind = key.substr(0, cut);
+      if (kind != "h2d_pinned" && kind != "d2h_pinned" && kind != "h2d_pageable" && kind != "d2d") continue;
+      double bytes;
+      if (!to_number(key.substr(cut + 1), &bytes) || bytes <= 0)
+        return invalid_argument(path + ": /measurements/" + key + ": the name must end in a byte count");
+      if (!it.value().is_object() || !it.value().contains("us") || !it.value()["us"].is_number())
+        return invalid_argument(path + ": /measurements/" + key + "/us: a number is required");
+      d.copies.push_back({kind, static_cast<int64_t>(bytes), it.value()["us"].get<double>()});
+    }
+  }
+  if (d.gemm.empty() || d.membound.empty() || d.copies.empty())
+    return invalid_argument("calibration: " + dir + " lacks GEMM, bandwidth or copy measurements");
+  return d;
+}
+
+}  // namespace genie::fakecuda

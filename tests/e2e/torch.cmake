@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end PyTorch tests: the CUDA 13 build of torch 2.11.0 from PyPI, unmodified, in the .venv that
+# scripts/setup-venv.sh makes (./scripts/test.sh runs it before ctest), on our libraries. Included from
+# tests/e2e/CMakeLists.txt. They are always registered: without the .venv e2e_torch_venv fails with the reason
+# and every other torch test, which requires it as a fixture, is reported as not run (a failure), never skipped.
+# Labels: e2e (or slow) and torch, so `ctest -L torch` runs them and `ctest -LE torch` leaves them out.
+# The pattern checker's own tests (plain Python, no torch).
+find_program(GENIE_SYSTEM_PYTHON NAMES python3 REQUIRED)
+add_test(NAME e2e_nccl_pattern_unit COMMAND ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/nccl_pattern_test.py)
+set_tests_properties(e2e_nccl_pattern_unit PROPERTIES LABELS unit TIMEOUT 60)
+
+# Not in sanitizer builds: torch is not instrumented, and under ASan/TSan its start-up alone takes minutes.
+if(GENIE_SANITIZE)
+  return()
+endif()
+set(GENIE_VENV ${CMAKE_SOURCE_DIR}/.venv CACHE PATH "Python environment with torch for the PyTorch e2e tests")
+set(GENIE_TORCH_PY ${GENIE_VENV}/bin/python)
+set(GENIE_TORCH_EXAMPLES ${CMAKE_SOURCE_DIR}/examples/pytorch)
+set(GENIE_BIN ${CMAKE_BINARY_DIR}/bin/genie)
+
+add_test(NAME e2e_torch_venv
+  COMMAND bash -c "if [ ! -x '${GENIE_TORCH_PY}' ]; then echo 'FAIL no ${GENIE_TORCH_PY}: the PyTorch tests need the .venv that scripts/setup-venv.sh makes (./scripts/test.sh runs it; it needs PyPI)'; exit 1; fi; '${GENIE_TORCH_PY}' -c 'import torch, sys; v = (torch.__version__, torch.version.cuda); print(\"torch\", *v); sys.exit(0 if v[0].startswith(\"2.11.0\") and v[1].startswith(\"13.\") else 1)'")
+set_tests_properties(e2e_torch_venv PROPERTIES LABELS "e2e;torch" TIMEOUT 120 FIXTURES_SETUP torch_venv
+  PASS_REGULAR_EXPRESSION "torch 2\\.11\\.0\\+cu130 13\\.")
+
+# genie_add_torch(<name> RANKS n|0 [RC rc] [REGEX re] [ENV k=v...] [LABEL l] ARGS script args...): RANKS 0 runs
+# one process with our libraries preloaded; otherwise `genie run -n RANKS`.
+function(genie_add_torch name)
+  cmake_parse_arguments(T "" "RANKS;RC;REGEX;LABEL;TIMEOUT" "ENV;ARGS" ${ARGN})
+  if(NOT T_RC)
+    set(T_RC 0)
+  endif()
+  if(NOT T_LABEL)
+    set(T_LABEL e2e)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  if(T_RANKS EQUAL 0)
+    # What `genie env` prints: the libraries genie run preloads (torch's DT_RPATH wins over LD_LIBRARY_PATH).
+    set(L ${GENIE_LIB_DIR})
+    set(launch LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2
+        LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 ${GENIE_TORCH_PY})
+  else()
+    set(launch ${GENIE_BIN} run -n ${T_RANKS} --device h200 -- ${GENIE_TORCH_PY})
+  endif()
+  add_test(NAME ${name}
+    COMMAND ${RUN_EXPECT} ${T_RC} ${T_REGEX} -- env ${T_ENV} ${launch} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS "${T_LABEL};torch" TIMEOUT ${T_TIMEOUT} PROCESSORS 2
+    FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL ")
+endfunction()
+
+# torch.cuda on one process: discovery, allocator, copies timed against the real H200, streams, OOM, graphs.
+genie_add_torch(e2e_torch_cuda_basics RANKS 0 REGEX "cuda_basics: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py)
+genie_add_torch(e2e_torch_cuda_basics_expandable RANKS 0 REGEX "cuda_basics: 0 failed"
+  ENV PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py --expandable)
+
+# torch.distributed (nccl backend) on our libnccl.so.2: every collective, with and without device_id.
+genie_add_torch(e2e_torch_distributed_4 RANKS 4 REGEX "\\[rank3\\]: distributed_ops rank 3: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py)
+genie_add_torch(e2e_torch_distributed_lazy_3 RANKS 3 REGEX "\\[rank2\\]: distributed_ops rank 2: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py --no-device-id)
+# The NCCL watchdog: a rank that never joins makes the others time out; a mismatched count is an async
+# NCCL error. Either way torch takes the process down (SIGABRT: exit 134).
+genie_add_torch(e2e_torch_watchdog_timeout RANKS 3 RC 134 LABEL slow
+  REGEX "Watchdog caught collective operation timeout: WorkNCCL\\(SeqNum=2, OpType=ALLREDUCE, NumelIn=1024"
+  ENV TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC=1000 ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py --watchdog-timeout)
+genie_add_torch(e2e_torch_watchdog_error RANKS 3 RC 134 LABEL slow
+  REGEX "watchdog thread terminated with exception: NCCL error: invalid usage"
+  ENV TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC=1000 ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py --watchdog-error)
+
+# The tensor-parallel model computes what the plain one does (on the CPU, gloo: kernels do not run on Genie).
+foreach(n 2 4)
+  add_test(NAME e2e_torch_gpt_tp_math_${n}
+    COMMAND ${RUN_EXPECT} 0 "gpt_tp_cpu rank 0: 0 failed" -- env OMP_NUM_THREADS=1 ${GENIE_TORCH_PY} -m torch.distributed.run
+            --standalone --nproc-per-node ${n} ${CMAKE_CURRENT_SOURCE_DIR}/gpt_tp_cpu_check.py)
+  set_tests_properties(e2e_torch_gpt_tp_math_${n} PROPERTIES LABELS "e2e;torch" TIMEOUT 300 PROCESSORS 2
+    FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL |gpt_tp_cpu rank [0-9]+: [1-9]")
+endforeach()
+
+# examples/pytorch/gpt.py in every mode, 2 and 4 ranks: exit code, step lines, the NCCL pattern of the mode
+# (tests/e2e/nccl_pattern.py) and, with --twice, identical step times in a second run.
+set(GPT_TINY --model gpt-tiny --batch 8 --seq 256 --steps 5)
+function(genie_add_gpt name ranks)
+  cmake_parse_arguments(G "TWICE" "PATTERN;LABEL" "ARGS" ${ARGN})
+  set(extra "")
+  if(G_PATTERN)
+    list(APPEND extra --pattern ${G_PATTERN})
+  endif()
+  if(G_TWICE)
+    list(APPEND extra --twice)
+  endif()
+  if(NOT G_LABEL)
+    set(G_LABEL e2e)
+  endif()
+  add_test(NAME ${name}
+    COMMAND ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_gpt.py --genie ${GENIE_BIN}
+            --python ${GENIE_TORCH_PY} --ranks ${ranks} ${extra} -- ${G_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS "${G_LABEL};torch" TIMEOUT 900 PROCESSORS 2
+    FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION "torch_gpt: 0 failed" FAIL_REGULAR_EXPRESSION "^FAIL ")
+endfunction()
+
+genie_add_gpt(e2e_torch_gpt_single 1 TWICE ARGS ${GPT_TINY})
+genie_add_gpt(e2e_torch_gpt_ddp_2 2 PATTERN ddp TWICE ARGS ${GPT_TINY} --ddp)
+genie_add_gpt(e2e_torch_gpt_ddp_4 4 PATTERN ddp ARGS ${GPT_TINY} --ddp --no-device-id)
+genie_add_gpt(e2e_torch_gpt_fsdp_2 2 PATTERN fsdp ARGS ${GPT_TINY} --fsdp)
+genie_add_gpt(e2e_torch_gpt_fsdp_4 4 PATTERN fsdp TWICE ARGS ${GPT_TINY} --fsdp)
+genie_add_gpt(e2e_torch_gpt_tp_2 2 PATTERN tp ARGS ${GPT_TINY} --tp 2)
+genie_add_gpt(e2e_torch_gpt_tp_4 4 PATTERN tp TWICE ARGS ${GPT_TINY} --tp 4)
+genie_add_gpt(e2e_torch_gpt_pp_2 2 PATTERN pp ARGS ${GPT_TINY} --pp 2)
+genie_add_gpt(e2e_torch_gpt_pp_4 4 PATTERN pp TWICE ARGS ${GPT_TINY} --pp 4)
+# fp16 autocast with GradScaler: loss scaling, unscale_ and its inf checks on values no kernel computed.
+genie_add_gpt(e2e_torch_gpt_fp16_ddp_2 2 PATTERN ddp ARGS ${GPT_TINY} --ddp --amp fp16)
+genie_add_gpt(e2e_torch_gpt_tp2_pp2 4 ARGS ${GPT_TINY} --tp 2 --pp 2)
+genie_add_gpt(e2e_torch_gpt_tp2_ddp 4 ARGS ${GPT_TINY} --tp 2 --ddp)
+# The headline: GPT-2 small (124M) on one emulated H200, batch 8 x 1024 tokens.
+genie_add_gpt(e2e_torch_gpt2_124m_h200 1 ARGS --model gpt2-124m --batch 8 --seq 1024 --steps 5)

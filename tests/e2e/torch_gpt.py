@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""e2e test of examples/pytorch/gpt.py under `genie run`: the exit code, one `step N time_ms X` line per rank
+and step, the NCCL calls against the mode's communication pattern (tests/e2e/nccl_pattern.py, from the shim's
+NCCL_DEBUG=TRACE lines), and with --twice the same step times in a second run (virtual clock,
+GENIE_HOST_CPU_SCALE=0 so host CPU time does not enter, GENIE_FAKECUDA_QUERY_WAIT_MS=2000 so no query answers
+before its collective is resolved).
+
+    torch_gpt.py --genie BUILD/bin/genie --python .venv/bin/python --ranks N [--pattern ddp|fsdp|tp|pp]
+                 [--twice] -- GPT_ARGS...
+
+Prints "Expectation ... / Actual ..." lines and "torch_gpt: N failed"; exit 0 only when all checks pass.
+Fails (does not skip) when the Python environment is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nccl_pattern  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+GPT = os.path.join(ROOT, "examples", "pytorch", "gpt.py")
+STEP = re.compile(r"^\[rank(\d+)\]: step (\d+) time_ms ([0-9.]+)")
+HEADER = re.compile(r"^\[rank0\]: gpt\.py: \S+ params (\d+) .* layers (\d+) heads \d+ embd (\d+) vocab \d+ "
+                    r"batch (\d+) seq (\d+) amp (\S+) world (\d+) dp (\d+) tp (\d+) pp (\d+)")
+MICRO = re.compile(r"^\[rank0\]: gpt\.py: pipeline micro-batches (\d+)")
+failures = 0
+
+
+def expect(what, ok, expected, actual):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {what}: Expectation {expected} / Actual {actual}", flush=True)
+    failures += 0 if ok else 1
+    return ok
+
+
+def check_python(python):
+    """The .venv that scripts/setup-venv.sh makes, with the CUDA 13 build of torch 2.11.0."""
+    if not os.path.exists(python):
+        return (f"{python} does not exist: the PyTorch tests need the .venv that scripts/setup-venv.sh makes "
+                "(./scripts/test.sh runs it; it needs PyPI)")
+    r = subprocess.run([python, "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.startswith("2.11.0") or " 13." not in r.stdout:
+        return f"{python} lacks torch 2.11.0 (CUDA 13): {r.stdout.strip()} {r.stderr.strip()[-300:]}"
+    return None
+
+
+def run(args, gpt_args, trace):
+    env = dict(os.environ)
+    env["GENIE_HOST_CPU_SCALE"] = "0"  # host time = modelled API costs: the same every run
+    # A query (cudaEventQuery by the caching allocator, FSDP) on a collective still waiting for peers waits this
+    # long in wall time for them before it answers not-ready; long enough, it answers from virtual time only.
+    env["GENIE_FAKECUDA_QUERY_WAIT_MS"] = "2000"
+    env.setdefault("TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC", "1000")
+    if trace:
+        env["NCCL_DEBUG"] = "TRACE"
+    cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--", args.python, GPT] + gpt_args
+    print("run:", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+    out = p.stdout + p.stderr
+    for line in out.splitlines():  # the log, without the (many) per-call trace lines
+        if " NCCL TRACE " not in line:
+            print(line)
+    return p.returncode, out
+
+
+def step_times(out):
+    times = {}
+    for line in out.splitlines():
+        m = STEP.match(line)
+        if m:
+            times[(int(m[1]), int(m[2]))] = m[3]
+    return times
+
+
+def check_pattern(mode, out, h, steps, micro):
+    calls = nccl_pattern.parse_trace(out)
+    print(nccl_pattern.summary(calls))
+    world, dp, tp, pp = h["world"], h["dp"], h["tp"], h["pp"]
+    if mode == "ddp":
+        if tp * pp != 1:
+            raise SystemExit("--pattern ddp checks plain data parallelism (no --tp/--pp)")
+        errs = nccl_pattern.check_ddp(calls, world, steps, h["params"])
+    elif mode == "fsdp":
+        units = h["layers"] + 1  # fully_shard on each block and on the root
+        C, L = h["embd"], h["layers"]
+        block = 12 * C * C + 13 * C
+        errs = nccl_pattern.check_fsdp(calls, world, steps, units, [block] * L + [h["params"] - L * block],
+                                       param_dtype="bfloat16" if h["amp"] == "bf16" else "float32")
+    elif mode == "tp":
+        errs = nccl_pattern.check_tp(calls, world, tp, steps, h["layers"], h["seq"], h["batch"], h["embd"])
+    elif mode == "pp":
+        act = (h["seq"] // tp) * (h["batch"] // micro) * h["embd"]
+        errs = nccl_pattern.check_pp(calls, world, pp, steps, micro, act, lambda r: r // (tp * dp))
+    else:
+        raise SystemExit(f"unknown pattern {mode}")
+    expect(f"NCCL calls follow the {mode} pattern", not errs, "no deviation", "; ".join(errs) or "none")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--genie", required=True)
+    p.add_argument("--python", required=True)
+    p.add_argument("--ranks", type=int, required=True)
+    p.add_argument("--pattern")
+    p.add_argument("--twice", action="store_true")
+    p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("gpt_args", nargs=argparse.REMAINDER)
+    args = p.parse_args()
+    gpt_args = args.gpt_args[1:] if args.gpt_args[:1] == ["--"] else args.gpt_args
+    problem = check_python(args.python)
+    if problem:
+        print(f"FAIL python environment: {problem}")
+        print("torch_gpt: 1 failed")
+        return 1
+    steps = int(gpt_args[gpt_args.index("--steps") + 1]) if "--steps" in gpt_args else 5
+
+    rc, out = run(args, gpt_args, trace=bool(args.pattern))
+    expect("genie run exit code", rc == 0, 0, rc)
+    times = step_times(out)
+    expect("step lines (ranks x steps)", len(times) == args.ranks * steps, args.ranks * steps, len(times))
+    m = next((HEADER.match(line) for line in out.splitlines() if HEADER.match(line)), None)
+    expect("gpt.py header line", m is not None, "present", "present" if m else "missing")
+    if m and args.pattern:
+        keys = ["params", "layers", "embd", "batch", "seq", "amp", "world", "dp", "tp", "pp"]
+        h = {k: (v if k == "amp" else int(v)) for k, v in zip(keys, m.groups())}
+        mm = next((MICRO.match(line) for line in out.splitlines() if MICRO.match(line)), None)
+        micro = int(mm[1]) if mm else 1
+        check_pattern(args.pattern, out, h, steps, micro)
+    if args.twice and rc == 0:
+        rc2, out2 = run(args, gpt_args, trace=False)
+        times2 = step_times(out2)
+        expect("second run exit code", rc2 == 0, 0, rc2)
+        diff = [f"rank {r} step {s}: {t} vs {times2.get((r, s))}" for (r, s), t in sorted(times.items())
+                if times2.get((r, s)) != t]
+        expect("the same step times in a second run (virtual clock)", not diff and times2, "identical",
+               "; ".join(diff[:6]) or "identical")
+    print(f"torch_gpt: {failures} failed")
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
