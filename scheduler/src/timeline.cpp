@@ -178,13 +178,25 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       prev_end = st->last_end;
     }
     SimTime ready = max(prev_end, op->not_before);
+    bool waited = false;
+    const int64_t held = st->floor.load(std::memory_order_acquire);
     for (const Dep& d : op->spec.deps) {
+      if (!d.resolved() && !waited) {
+        // Until the op it waits for has ended, this lane injects nothing: that op's lane (in this process, and
+        // holding its own floor) bounds it, so this one holds none. Keeping the end of its previous op as the
+        // floor would stop the coordinator's clock short of the time the awaited op needs (a deadlock the
+        // stall rule broke only after its grace, once per such wait).
+        st->floor.store(kNoFloor, std::memory_order_release);
+        waited = true;
+      }
       auto t = wait_dep(tl, d);
       if (t.is_ok()) ready = max(ready, t.value());
     }
     if (op->spec.external) {
       st->floor.store(ready.count_ns(), std::memory_order_release);
       tl_external_lane = st;
+    } else if (waited && held != kNoFloor) {
+      st->floor.store(ready.count_ns(), std::memory_order_release);  // later ops of the lane start no earlier
     }
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
     tl_external_lane.reset();
@@ -353,6 +365,10 @@ void ExternalOp::gate() const {
 
 void ExternalOp::resolve(SimTime end) const {
   if (state_) state_->floor.store(end.count_ns(), std::memory_order_release);
+}
+
+void ExternalOp::hold(SimTime t) const {
+  if (state_) state_->floor.store(t.count_ns(), std::memory_order_release);
 }
 
 Timeline::Timeline(ClockOptions clock_options, bool record_trace)

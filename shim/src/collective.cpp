@@ -259,6 +259,11 @@ Status Communicator::enqueue(const char* label,
 
 Status Communicator::wait_turn(std::unique_lock<std::mutex>& lk, uint64_t order) {
   if (order == 0) return Status::ok();
+  // While it waits for an op issued before it (on another stream), this op cannot inject: that op's lane
+  // bounds when the communicator next puts traffic on the network, so this lane holds no floor meanwhile
+  // (holding its own ready time would stop the coordinator's clock before the time the earlier op needs).
+  // The caller holds the floor again at its new ready time.
+  if (executed_ + 1 < order) sched::ExternalOp::current().gate();
   while (executed_ + 1 < order) {
     if (aborted()) return Status(Errc::kRemote, "communicator aborted");
     if (async_error() != Errc::kOk) return Status(Errc::kRemote, "communicator failed");
@@ -358,6 +363,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
   } turn{*this, order};
   if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
   ready = max(ready, last_end_);
+  sched::ExternalOp::current().hold(ready);
   const uint64_t seq = ++exec_seq_;
   RankSlot& my = seg_->slot(rank_);
   my.ready_ns = ready.count_ns();
@@ -580,6 +586,7 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
   } turn{*this, order};
   if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
   ready = max(ready, last_end_);
+  sched::ExternalOp::current().hold(ready);
   struct State {
     uint64_t index = 0;  // message number on its (src, dst) pair, from 1
     bool posted = false;

@@ -129,6 +129,9 @@ class ExternalOp {
   void gate() const;
   /// The coordinator resolved the op at `end`: later ops of the lane start no earlier.
   void resolve(SimTime end) const;
+  /// The op will inject no earlier than `t` (its ready time, known again after it waited outside the
+  /// timeline, e.g. for its turn in a communicator's issue order while gate()d).
+  void hold(SimTime t) const;
 
  private:
   std::shared_ptr<Lane::State> state_;
