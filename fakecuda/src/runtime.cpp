@@ -209,6 +209,8 @@ InstanceState& instance_state() {
 }
 }  // namespace
 
+Runtime* Runtime::existing() { return instance_state().ready.load(std::memory_order_acquire); }
+
 Runtime* Runtime::instance() {
   InstanceState& s = instance_state();
   // Fast path without std::call_once, which writes libstdc++ thread-locals on every call.

@@ -60,9 +60,12 @@ bool is_realtime(clockid_t id) { return id == CLOCK_REALTIME || id == CLOCK_REAL
 // The calling thread's virtual host time, or -1 when the real clock must answer.
 int64_t virtual_now_ns(clockid_t id) {
   if (internal_depth() > 0 || !(is_monotonic(id) || is_realtime(id))) return -1;
-  if (!virtual_clock()) return -1;
-  Runtime* rt = Runtime::instance();
+  // Before the program's first CUDA call the real clock answers (virtual time has not started), and the
+  // configuration is not loaded from here: this runs inside other libraries' static initialisers, before
+  // every parameter is declared.
+  Runtime* rt = Runtime::existing();
   if (!rt || !rt->clock().is_virtual()) return -1;
+  if (!virtual_clock()) return -1;
   InternalScope internal;  // sampling the thread's CPU clock reads clocks too
   const int64_t vt = rt->clock().now().count_ns();
   return (is_monotonic(id) ? g_base_mono_ns : g_base_real_ns) + vt;

@@ -186,6 +186,8 @@ class Runtime {
   /// The process-wide runtime used by the C ABI, created on first use from the configuration.
   /// Never destroyed (worker threads and atexit handlers may still use it). nullptr if init failed.
   static Runtime* instance();
+  /// The runtime if instance() has made it, else nullptr (never creates it: safe during static initialisation).
+  static Runtime* existing();
   static const Status& instance_status();
 
   const RuntimeOptions& options() const { return options_; }
