@@ -51,10 +51,13 @@ function(genie_add_torch name)
 endfunction()
 
 # torch.cuda on one process: discovery, allocator, copies timed against the real H200, streams, OOM, graphs.
-genie_add_torch(e2e_torch_cuda_basics RANKS 0 REGEX "cuda_basics: 0 failed"
+# GENIE_HOST_CPU_SCALE=0: the timing checks compare GPU-bound work (a graph replay with the same work run
+# eagerly); this machine's CPU time between launches would only add noise (up to +-30% under ctest -j2).
+genie_add_torch(e2e_torch_cuda_basics RANKS 0 REGEX "cuda_basics: 0 failed" ENV GENIE_HOST_CPU_SCALE=0
   ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py)
 genie_add_torch(e2e_torch_cuda_basics_expandable RANKS 0 REGEX "cuda_basics: 0 failed"
-  ENV PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py --expandable)
+  ENV PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True GENIE_HOST_CPU_SCALE=0
+  ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py --expandable)
 
 # torch.distributed (nccl backend) on our libnccl.so.2: every collective, with and without device_id.
 genie_add_torch(e2e_torch_distributed_4 RANKS 4 REGEX "\\[rank3\\]: distributed_ops rank 3: 0 failed"
@@ -109,7 +112,9 @@ genie_add_gpt(e2e_torch_gpt_fsdp_4 4 PATTERN fsdp TWICE ARGS ${GPT_TINY} --fsdp)
 genie_add_gpt(e2e_torch_gpt_tp_2 2 PATTERN tp ARGS ${GPT_TINY} --tp 2)
 genie_add_gpt(e2e_torch_gpt_tp_4 4 PATTERN tp TWICE ARGS ${GPT_TINY} --tp 4)
 genie_add_gpt(e2e_torch_gpt_pp_2 2 PATTERN pp ARGS ${GPT_TINY} --pp 2)
-genie_add_gpt(e2e_torch_gpt_pp_4 4 PATTERN pp TWICE ARGS ${GPT_TINY} --pp 4)
+# Not run twice: under the coordinator a 4-stage pipeline relaxes the clock's stall rule (docs/coordinator.md,
+# "Known limit") and its late arrivals make step times differ between runs (measured: step 4 5.788 vs 6.100 ms).
+genie_add_gpt(e2e_torch_gpt_pp_4 4 PATTERN pp ARGS ${GPT_TINY} --pp 4)
 # fp16 autocast with GradScaler: loss scaling, unscale_ and its inf checks on values no kernel computed.
 genie_add_gpt(e2e_torch_gpt_fp16_ddp_2 2 PATTERN ddp ARGS ${GPT_TINY} --ddp --amp fp16)
 genie_add_gpt(e2e_torch_gpt_tp2_pp2 4 ARGS ${GPT_TINY} --tp 2 --pp 2)
