@@ -356,11 +356,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
   std::unique_lock lk(exec_mu_);
-  struct Turn {  // however this op ends, the next one in the issue order may go
-    Communicator& c;
-    uint64_t order;
-    ~Turn() { c.end_turn(order); }
-  } turn{*this, order};
+  TurnGuard turn{*this, order};  // declared after lk: ends the turn with exec_mu_ held
   if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
   ready = max(ready, last_end_);
   sched::ExternalOp::current().hold(ready);
@@ -579,11 +575,7 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
   std::unique_lock lk(exec_mu_);
-  struct Turn {  // however this op ends, the next one in the issue order may go
-    Communicator& c;
-    uint64_t order;
-    ~Turn() { c.end_turn(order); }
-  } turn{*this, order};
+  TurnGuard turn{*this, order};  // declared after lk: ends the turn with exec_mu_ held
   if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
   ready = max(ready, last_end_);
   sched::ExternalOp::current().hold(ready);

@@ -122,11 +122,7 @@ Result<SimTime> Communicator::run_collective_fabric(const CollCall& c, uint64_t 
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
   std::unique_lock lk(exec_mu_);
-  struct Turn {  // however this op ends, the next one in the issue order may go
-    Communicator& c;
-    uint64_t order;
-    ~Turn() { c.end_turn(order); }
-  } turn{*this, order};
+  TurnGuard turn{*this, order};  // declared after lk: ends the turn with exec_mu_ held
   if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
   const uint64_t seq = ++exec_seq_;
   const int n = nranks_;
@@ -223,11 +219,7 @@ Result<SimTime> Communicator::run_p2p_fabric(std::vector<P2PCall>& calls, uint64
   if (aborted() || async_error() != Errc::kOk)
     return hold_after_failure(*this, ready, Status(Errc::kRemote, "communicator failed"));
   std::unique_lock lk(exec_mu_);
-  struct Turn {  // however this op ends, the next one in the issue order may go
-    Communicator& c;
-    uint64_t order;
-    ~Turn() { c.end_turn(order); }
-  } turn{*this, order};
+  TurnGuard turn{*this, order};  // declared after lk: ends the turn with exec_mu_ held
   if (Status t = wait_turn(lk, order); !t.is_ok()) return hold_after_failure(*this, ready, t);
   // Message k of each ordered pair carries tag (source rank, k): per-pair order as in NCCL, and a group's
   // sends and receives are posted together, so no order within a group can deadlock.

@@ -137,17 +137,11 @@ int CommTiming::num_nodes() const {
   return static_cast<int>(std::unique(servers.begin(), servers.end()) - servers.begin());
 }
 
-Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root) {
-  // Root placement only matters for rooted collectives; keep it in the key for those.
+netsim::CollectiveSpec CommTiming::spec_for(netsim::Collective c, uint64_t count, netsim::DataType dt,
+                                            int root) const {
+  // Root placement only matters for rooted collectives.
   const bool rooted = c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce ||
                       c == netsim::Collective::kGather || c == netsim::Collective::kScatter;
-  const std::array<uint64_t, 4> key{static_cast<uint64_t>(c), count, static_cast<uint64_t>(dt),
-                                    static_cast<uint64_t>(rooted ? root : 0)};
-  {
-    std::lock_guard lk(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-  }
   netsim::CollectiveSpec spec;
   spec.collective = c;
   spec.count = count;
@@ -155,6 +149,22 @@ Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, ne
   spec.root = rooted ? root : 0;
   spec.nranks = static_cast<int>(rank_to_gpu_.size());
   spec.rank_to_gpu = rank_to_gpu_;
+  return spec;
+}
+
+std::array<uint64_t, 4> CommTiming::key_of(const netsim::CollectiveSpec& spec) {
+  return {static_cast<uint64_t>(spec.collective), spec.count, static_cast<uint64_t>(spec.datatype),
+          static_cast<uint64_t>(spec.root)};
+}
+
+Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root) {
+  const netsim::CollectiveSpec spec = spec_for(c, count, dt, root);
+  const std::array<uint64_t, 4> key = key_of(spec);
+  {
+    std::lock_guard lk(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
   GENIE_ASSIGN_OR_RETURN(netsim::Schedule sched, netsim::plan_collective(spec, *topo_, env_));
   GENIE_ASSIGN_OR_RETURN(netsim::CollectiveTiming timing, netsim::simulate_schedule(topo_, sched, sim_options_));
   CallCost cost{timing.duration(), sched.tuning};
@@ -171,22 +181,13 @@ Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, ne
 
 Result<std::shared_ptr<const FabricPlan>> CommTiming::fabric_plan(netsim::Collective c, uint64_t count,
                                                                  netsim::DataType dt, int root, bool simulate) {
-  const bool rooted = c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce ||
-                      c == netsim::Collective::kGather || c == netsim::Collective::kScatter;
-  const std::array<uint64_t, 4> key{static_cast<uint64_t>(c), count, static_cast<uint64_t>(dt),
-                                    static_cast<uint64_t>(rooted ? root : 0)};
+  netsim::CollectiveSpec spec = spec_for(c, count, dt, root);
+  const std::array<uint64_t, 4> key = key_of(spec);
   {
     std::lock_guard lk(mu_);
     auto it = plan_cache_.find(key);
     if (it != plan_cache_.end()) return it->second;
   }
-  netsim::CollectiveSpec spec;
-  spec.collective = c;
-  spec.count = count;
-  spec.datatype = dt;
-  spec.root = rooted ? root : 0;
-  spec.nranks = static_cast<int>(rank_to_gpu_.size());
-  spec.rank_to_gpu = rank_to_gpu_;
   GENIE_ASSIGN_OR_RETURN(netsim::Tuning tuning, netsim::select_tuning(spec, *topo_, env_));
   if (!executor_supports(c, tuning.algorithm)) tuning.algorithm = executor_algorithm(c);
   // One CPU thread per rank drives every channel: beyond a few channels more of them only multiply the
@@ -229,7 +230,7 @@ Result<SimTime> CommTiming::p2p(int src, int dst, uint64_t bytes) {
   }
   SimTime d;
   if (gs == gd) {
-    d = SimTime::zero();  // a copy within one GPU: TODO(#6) time it with the device's copy model
+    d = SimTime::zero();  // a copy within one GPU: TODO(#8) time it with the device's copy model
   } else {
     netsim::CollectiveSpec spec;
     spec.collective = netsim::Collective::kSendRecv;

@@ -81,6 +81,10 @@ class CommTiming {
       return static_cast<size_t>(h);
     }
   };
+  /// The netsim description of a call on this communicator (root only kept for rooted collectives).
+  netsim::CollectiveSpec spec_for(netsim::Collective c, uint64_t count, netsim::DataType dt, int root) const;
+  /// Cache key of a call: (collective, count, datatype, root).
+  static std::array<uint64_t, 4> key_of(const netsim::CollectiveSpec& spec);
   std::unordered_map<std::array<uint64_t, 4>, CallCost, KeyHash> cache_;     ///< (collective, count, dtype, root)
   std::unordered_map<std::array<uint64_t, 4>, SimTime, KeyHash> p2p_cache_;  ///< (src gpu, dst gpu, bytes, 0)
   std::unordered_map<std::array<uint64_t, 4>, std::shared_ptr<const FabricPlan>, KeyHash> plan_cache_;

@@ -160,6 +160,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Status wait_turn(std::unique_lock<std::mutex>& lk, uint64_t order);
   /// With exec_mu_ held: the op of `order` has run (or failed); the next one may go.
   void end_turn(uint64_t order);
+  /// An op's place in the issue order for its whole run: however the op ends, the next one may go.
+  struct TurnGuard {
+    Communicator& c;
+    uint64_t order;
+    ~TurnGuard() { c.end_turn(order); }
+  };
   Status move_data(const CollCall& c, uint64_t seq);
   /// What a wait is for, rendered only when a message needs it (the common path formats nothing).
   struct WaitWhat {

@@ -47,7 +47,7 @@ const config::Param<int64_t> kLaunchOverheadNs{
     "shim.launch_overhead_ns",
     5000,
     "Modelled host time of one NCCL call that launches work (virtual mode), in ns. Default: the 5-10 us per "
-    "launch issue #8 states for real NCCL; TODO(#6): calibrate against a measured NCCL launch.",
+    "launch issue #8 states for real NCCL; TODO(#8): calibrate against a measured NCCL launch.",
     {},
     0.0,
     1e9};
