@@ -160,6 +160,9 @@ def main(argv=None):
 
     times = []
     for step in range(1, args.steps + 1):
+        # An NVTX range per step: under genie run the report breaks each one down into compute, exposed
+        # communication and idle time per rank (docs/report.md "Ranges"); elsewhere it is what Nsight shows.
+        torch.cuda.nvtx.range_push("step")
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         batch = data.to(dev, non_blocking=True)
@@ -199,6 +202,7 @@ def main(argv=None):
         opt.zero_grad(set_to_none=True)
         end.record()
         end.synchronize()
+        torch.cuda.nvtx.range_pop()
         ms = start.elapsed_time(end)
         times.append(ms)
         loss_v = _value(loss)

@@ -149,6 +149,11 @@ std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, cons
     // with cuDNN > 9.15 unless this is set; docs/costmodel.md "cuDNN"). A value the user set is kept.
     if (std::getenv("TORCH_CUDNN_SDPA_DEPRIORITIZED") == nullptr) env["TORCH_CUDNN_SDPA_DEPRIORITIZED"] = "1";
     env["LD_LIBRARY_PATH"] = spec.lib_dir + (old_path && *old_path ? std::string(":") + old_path : "");
+    // NVTX ranges (torch.cuda.nvtx, Megatron's, the program's own) go to Genie's injection library, which
+    // records them on the rank's timeline for the report's per-range breakdown. A tool the user set is kept.
+    const std::string nvtx = spec.lib_dir + "/libgenie_nvtx.so";
+    if (std::getenv("NVTX_INJECTION64_PATH") == nullptr && access(nvtx.c_str(), R_OK) == 0)
+      env["NVTX_INJECTION64_PATH"] = nvtx;
   }
   return env;
 }

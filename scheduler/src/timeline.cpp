@@ -67,7 +67,7 @@ struct Timeline::Core {
   std::vector<std::weak_ptr<Lane::State>> lanes;
   std::function<void()> wait_listener;
   std::mutex host_mu;
-  std::vector<std::pair<uint32_t, OpRecord>> host_records;  // (host thread number, record)
+  std::vector<std::tuple<int, uint32_t, OpRecord>> host_records;  // (device, host thread number, record)
   // Records of lanes that are gone (destroyed streams), kept until the next drain.
   std::vector<std::tuple<int, uint32_t, OpRecord>> retired_records;
   std::atomic<uint32_t> next_host_thread{0};
@@ -517,7 +517,7 @@ SimTime Timeline::injection_floor() {
   return SimTime::ns(floor);
 }
 
-void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind kind) {
+void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind kind, int device) {
   if (!core_->record_trace) return;
   thread_local const void* numbered_for = nullptr;
   thread_local uint32_t number = 0;
@@ -526,11 +526,11 @@ void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind
     number = core_->next_host_thread.fetch_add(1, std::memory_order_relaxed);
   }
   std::lock_guard lk(core_->host_mu);
-  core_->host_records.push_back({number, OpRecord{label, start, end, kind}});
+  core_->host_records.emplace_back(device, number, OpRecord{label, start, end, kind});
 }
 
 void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn) {
-  std::vector<std::pair<uint32_t, OpRecord>> host;
+  std::vector<std::tuple<int, uint32_t, OpRecord>> host;
   {
     std::lock_guard lk(core_->host_mu);
     host = std::exchange(core_->host_records, {});
@@ -540,7 +540,7 @@ void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRec
     std::lock_guard lk(core_->host_mu);
     retired = std::exchange(core_->retired_records, {});
   }
-  for (const auto& [n, r] : host) fn(-1, kHostStreamBase + n, r);
+  for (const auto& [d, n, r] : host) fn(d, kHostStreamBase + n, r);
   for (const auto& [d, sid, r] : retired) fn(d, sid, r);
   std::vector<std::shared_ptr<Lane::State>> lanes;
   {

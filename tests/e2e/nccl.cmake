@@ -90,10 +90,25 @@ if(TARGET nccl2 AND TARGET example_collectives)
     COMMAND ${RUN_EXPECT} 2 "genie report: .*/collectives/trace.json: \\$\\.schema: missing" --
             ${GENIE_BIN} report ${REPORTS}/collectives/trace.json -o ${REPORTS}/bad.html)
   set_tests_properties(e2e_report_bad_input PROPERTIES DEPENDS e2e_genie_run_collectives)
+  # NVTX ranges (genie run points NVTX_INJECTION64_PATH at libgenie_nvtx.so): every rank's "step" range holds
+  # its two 500 us kernels (1000 us of compute), one AllReduce not overlapped by compute (all of it exposed),
+  # and compute + communication + idle add up to the range; the nested domain range and the start/end range
+  # are recorded under their names.
+  add_test(NAME e2e_genie_run_nvtx
+    COMMAND ${RUN_EXPECT} 0 "\\[rank1\\]: nvtx_steps: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
+            GENIE_HOST_CPU_SCALE=0 GENIE_FAKECUDA_COST_TABLE=${E2E_DATA}/nvtx_table.json
+            ${GENIE_BIN} run -n 2 --report ${REPORTS}/nvtx -- ${GENIE_EXAMPLES_DIR}/nvtx_steps 4 262144)
+  add_test(NAME e2e_report_nvtx COMMAND python3 ${REPORT_TOOL} expect ${REPORTS}/nvtx
+    "[(x['rank'], x['index']) for x in r['ranges'] if x['name'] == 'step'] == [(k, i) for k in (0, 1) for i in range(4)] and all(abs(x['compute_us'] - 1000) < 0.01 and x['kernels'] == 2 and x['calls'] == 1 and x['communication_us'] > 0 and abs(x['exposed_communication_us'] - x['communication_us']) < 0.01 and abs(x['compute_us'] + x['communication_us'] + x['idle_us'] - x['time_us']) < 0.01 for x in r['ranges'] if x['name'] == 'step') and sorted((t['name'], t['ranks'], t['count']) for t in r['range_totals']) == [('example: forward', 2, 8), ('step', 2, 8), ('sync', 2, 8)]")
+  set_tests_properties(e2e_report_nvtx PROPERTIES DEPENDS e2e_genie_run_nvtx)
+  # genie report shows them: the per-name means and every range, names escaped.
+  add_test(NAME e2e_report_html_nvtx
+    COMMAND bash -c "${GENIE_BIN} report ${REPORTS}/nvtx -o ${REPORTS}/nvtx.html && grep -q 'Ranges (NVTX)' ${REPORTS}/nvtx.html && grep -q '<td>example: forward</td><td>2</td><td>8</td>' ${REPORTS}/nvtx.html")
+  set_tests_properties(e2e_report_html_nvtx PROPERTIES DEPENDS e2e_genie_run_nvtx)
   set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure
-    e2e_coordinator_contention e2e_coordinator_no_contention_nvswitch e2e_coordinator_jitter_a
+    e2e_coordinator_contention e2e_coordinator_no_contention_nvswitch e2e_coordinator_jitter_a e2e_genie_run_nvtx
     e2e_coordinator_jitter_b PROPERTIES
     LABELS e2e TIMEOUT 180 PROCESSORS 2 FAIL_REGULAR_EXPRESSION "^FAIL ")
   set_tests_properties(e2e_report_collectives e2e_report_p2p e2e_report_failure e2e_coordinator_order_independent
-    e2e_report_contention e2e_report_html e2e_report_bad_input PROPERTIES LABELS e2e FAIL_REGULAR_EXPRESSION "^FAIL ")
+    e2e_report_contention e2e_report_html e2e_report_bad_input e2e_report_nvtx e2e_report_html_nvtx PROPERTIES LABELS e2e FAIL_REGULAR_EXPRESSION "^FAIL ")
 endif()

@@ -7,8 +7,8 @@ Input: the output of `genie run` with NCCL_DEBUG=TRACE. The shim (shim/src/nccl_
   host:pid:tid [dev] NCCL TRACE ncclSend: buff P count N datatype D peer R comm P [nranks=N] stream P
 and `genie run` prefixes each line with `[rankN]: `. A call is the NCCL call a rank made (one line), in the
 order that rank made it. Every check works on calls only (kinds, element counts, datatypes, communicator
-sizes, peers), so the same checks can run on the calls of genie-report.json once it exists: build `Call`s
-from it and pass them in.
+sizes, peers), so the same checks run on the calls of genie-report.json (`from_report`: each rank's entries in
+the order its stream reached them).
 
 Command line: python3 nccl_pattern.py --mode ddp|fsdp|tp|pp [--steps N ...] TRACE_FILE   (exit 1 on mismatch)
 """
@@ -67,6 +67,29 @@ def parse_trace(text: str) -> list[Call]:
         if m:
             calls.append(Call(_who(m), m["op"], int(m["count"]), DATATYPES[int(m["dt"])], m["comm"],
                               int(m["nranks"]), peer=int(m["peer"])))
+    return calls
+
+
+# genie-report.json's datatype names (netsim's) -> the names above.
+_REPORT_DTYPES = {"half": "float16", "float": "float32", "double": "float64", "f8e4m3": "fp8e4m3",
+                  "f8e5m2": "fp8e5m2"}
+
+
+def from_report(report: dict) -> list[Call]:
+    """The calls of genie-report.json's `collectives`: a SendRecv entry is a Send on the sending rank and a Recv on
+    the receiving one; each rank's calls in the order its streams reached them (ready time, then communicator and
+    sequence number)."""
+    sizes = {c["id"]: c["nranks"] for c in report["communicators"]}
+    entries = sorted(report["collectives"], key=lambda e: (e["rank"], e["ready_us"], e["comm"], e["seq"]))
+    calls = []
+    for e in entries:
+        dt = _REPORT_DTYPES.get(e["datatype"], e["datatype"])
+        if e["op"] == "SendRecv":
+            calls.append(Call(e["rank"], "Send" if e["direction"] == "send" else "Recv", e["count"], dt, e["comm"],
+                              sizes[e["comm"]], peer=e["peer"]))
+        else:
+            calls.append(Call(e["rank"], e["op"], e["count"], dt, e["comm"], sizes[e["comm"]],
+                              e.get("redop", ""), e.get("root", -1)))
     return calls
 
 
@@ -194,24 +217,26 @@ def check_tp(calls, world, tp, steps, layers, seq, batch, embd, act_dtype="bfloa
     return errs
 
 
-def check_pp(calls, world, pp, steps, microbatches, act_count, stage_of):
+def check_pp(calls, world, pp, steps, microbatches, act_count, stage_of, act_dtype="float32"):
     """Pipeline parallel: per step and micro-batch, each stage but the last sends its activations to the
     next stage and each stage but the first receives them (forward); the gradients go the other way
-    (backward). Every message has act_count elements. `stage_of(rank)` gives a rank's stage."""
+    (backward). Every message has act_count elements of act_dtype, compared in bytes: point-to-point moves bytes
+    (the report records them as uint8). `stage_of(rank)` gives a rank's stage."""
     errs = []
+    act_bytes = act_count * DTYPE_BYTES[act_dtype]
     ranks = by_rank(calls)
     if len(ranks) != world:
         errs.append(f"expected NCCL calls from {world} ranks, got {len(ranks)}")
     for rank, cs in ranks.items():
         s = stage_of(rank)
-        sends = [c for c in cs if c.op == "Send" and c.count == act_count]
-        recvs = [c for c in cs if c.op == "Recv" and c.count == act_count]
+        sends = [c for c in cs if c.op == "Send" and c.bytes == act_bytes]
+        recvs = [c for c in cs if c.op == "Recv" and c.bytes == act_bytes]
         n = steps * microbatches * ((s > 0) + (s < pp - 1))
         if len(sends) != n or len(recvs) != n:
             errs.append(f"rank {rank} (stage {s}): {len(sends)} sends and {len(recvs)} receives of {act_count} "
                         f"elements, expected {n} of each ({steps} steps x {microbatches} micro-batches x "
                         f"{(s > 0) + (s < pp - 1)} neighbours)")
-        other = [c for c in cs if c.op in ("Send", "Recv") and c.count != act_count]
+        other = [c for c in cs if c.op in ("Send", "Recv") and c.bytes != act_bytes]
         if other:
             errs.append(f"rank {rank}: {len(other)} point-to-point messages of other sizes, e.g. {other[0]}")
     return errs

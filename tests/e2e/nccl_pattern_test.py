@@ -37,6 +37,36 @@ class Parse(unittest.TestCase):
         self.assertEqual(calls[0].bytes, 20)
 
 
+class FromReport(unittest.TestCase):
+    def test_report_entries_become_each_ranks_calls_in_stream_order(self):
+        report = {"communicators": [{"id": "c0", "nranks": 2}],
+                  "collectives": [
+                      {"rank": 1, "op": "AllReduce", "count": 8, "datatype": "half", "comm": "c0", "seq": 2,
+                       "ready_us": 5.0, "redop": "sum", "root": -1},
+                      {"rank": 1, "op": "SendRecv", "count": 64, "datatype": "uint8", "comm": "c0", "seq": 1,
+                       "ready_us": 1.0, "direction": "recv", "peer": 0},
+                      {"rank": 0, "op": "SendRecv", "count": 64, "datatype": "uint8", "comm": "c0", "seq": 1,
+                       "ready_us": 0.5, "direction": "send", "peer": 1}]}
+        calls = P.from_report(report)
+        self.assertEqual([(c.rank, c.op, c.count, c.dtype, c.nranks, c.peer) for c in calls],
+                         [(0, "Send", 64, "uint8", 2, 1), (1, "Recv", 64, "uint8", 2, 0),
+                          (1, "AllReduce", 8, "float16", 2, -1)])
+        self.assertEqual(calls[1].bytes, 64)
+
+    def test_pipeline_messages_compare_in_bytes(self):
+        report = {"communicators": [{"id": "c0", "nranks": 2}],
+                  "collectives": [{"rank": r, "op": "SendRecv", "count": 64, "datatype": "uint8", "comm": "c0",
+                                   "seq": i, "ready_us": float(i), "direction": d, "peer": 1 - r}
+                                  for i in range(3) for r, d in ((0, "send"), (1, "recv"))]
+                  + [{"rank": r, "op": "SendRecv", "count": 64, "datatype": "uint8", "comm": "c0", "seq": 3 + i,
+                      "ready_us": 3.0 + i, "direction": d, "peer": 1 - r}
+                     for i in range(3) for r, d in ((1, "send"), (0, "recv"))]}
+        self.assertEqual(P.check_pp(P.from_report(report), world=2, pp=2, steps=1, microbatches=3, act_count=16,
+                                    stage_of=lambda r: r), [])
+        self.assertTrue(P.check_pp(P.from_report(report), world=2, pp=2, steps=1, microbatches=3, act_count=32,
+                                   stage_of=lambda r: r))
+
+
 class Ddp(unittest.TestCase):
     # System: 2 ranks, 100 parameters, 3 steps; buckets 60 + 40 (step 1: 100 in one bucket, as before DDP
     # rebuilds its buckets). Expectation: accepted; dropping one bucket of step 3 is reported.

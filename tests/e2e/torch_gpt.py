@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """e2e test of examples/pytorch/gpt.py under `genie run`: the exit code, one `step N time_ms X` line per rank
-and step, the NCCL calls against the mode's communication pattern (tests/e2e/nccl_pattern.py, from the shim's
-NCCL_DEBUG=TRACE lines), and with --twice the same step times in a second run (virtual clock,
+and step, the report's per-step breakdown (gpt.py's NVTX "step" ranges in genie-report.json: one per rank and
+step, as long as the step the CUDA events measured, compute + exposed communication + idle adding up), the NCCL
+calls against the mode's communication pattern (tests/e2e/nccl_pattern.py, both from the shim's NCCL_DEBUG=TRACE
+lines and from the report's `collectives`, which must be the same calls), and with --twice the same step times in a second run (virtual clock,
 GENIE_HOST_CPU_SCALE=0 so host CPU time does not enter, GENIE_FAKECUDA_QUERY_WAIT_MS=2000 so no query answers
 before its collective is resolved).
 
@@ -15,10 +17,14 @@ Fails (does not skip) when the Python environment is missing.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nccl_pattern  # noqa: E402
@@ -52,7 +58,7 @@ def check_python(python):
     return None
 
 
-def run(args, gpt_args, trace):
+def run(args, gpt_args, trace, report_dir=None):
     env = dict(os.environ)
     env["GENIE_HOST_CPU_SCALE"] = "0"  # host time = modelled API costs: the same every run
     # A query (cudaEventQuery by the caching allocator, FSDP) on a collective still waiting for peers waits this
@@ -65,8 +71,9 @@ def run(args, gpt_args, trace):
     # engine's queues), which holds a process's promise at its lowest host time until the stall rule relaxes it
     # (a known limit of the coordinator, docs/coordinator.md); at the default 2 s a 4-rank pipeline run takes
     # minutes. The relaxed steps are counted in the report and the pattern and determinism checks still apply.
-    cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--stall-grace", "0.1", "--",
-           args.python, GPT] + gpt_args
+    report = ["--report", report_dir] if report_dir else ["--no-report"]
+    cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--stall-grace", "0.1"] + report + [
+        "--", args.python, GPT] + gpt_args
     print("run:", " ".join(cmd), flush=True)
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     out = p.stdout + p.stderr
@@ -85,9 +92,57 @@ def step_times(out):
     return times
 
 
-def check_pattern(mode, out, h, steps, micro):
-    calls = nccl_pattern.parse_trace(out)
-    print(nccl_pattern.summary(calls))
+def check_steps(report, times, ranks, steps):
+    """gpt.py wraps each step in an NVTX range "step": the report has one per rank and step, covering the step the
+    CUDA events measured (the range also holds the host's API calls before the first event and after the last;
+    the first step's also the tail of the set-up work still on the stream when it began, e.g. DDP's parameter
+    broadcast), and its compute, exposed communication and idle time add up to it (copies may overlap either)."""
+    ranges = [x for x in report.get("ranges", []) if x["name"] == "step"]
+    got = sorted((x["rank"], x["index"]) for x in ranges)
+    want = [(r, i) for r in range(ranks) for i in range(steps)]
+    expect("NVTX step ranges in the report (rank, index)", got == want, f"{len(want)} ranges", f"{len(got)}: {got[:8]}")
+    bad_time, bad_sum = [], []
+    for x in ranges:
+        ev = times.get((x["rank"], x["index"] + 1))
+        if ev is not None:
+            ev_us = float(ev) * 1e3
+            # The event time is printed to 1 us; the range may exceed it by the host's own API costs only.
+            upper = ev_us * 1.01 + 100.0 if x["index"] > 0 else float("inf")
+            if not (ev_us - 1.0 <= x["time_us"] <= upper):
+                bad_time.append(f"rank {x['rank']} step {x['index'] + 1}: range {x['time_us']} us, events {ev_us} us")
+        lo = x["compute_us"] + x["exposed_communication_us"] + x["idle_us"]
+        if not (lo - 0.01 <= x["time_us"] <= lo + x["copy_us"] + 0.01):
+            bad_sum.append(f"rank {x['rank']} step {x['index'] + 1}: {x}")
+    expect("each step range is the step the CUDA events measured", not bad_time,
+           "at least the events' time; from step 2 within 1% + 100 us",
+           "; ".join(bad_time[:4]) or "all")
+    expect("compute + exposed communication + idle = the step", not bad_sum, "all", "; ".join(bad_sum[:2]) or "all")
+    totals = {t["name"]: t for t in report.get("range_totals", [])}
+    if "step" in totals:
+        t = totals["step"]
+        print(f"report: step ranges: mean {t['mean_time_us']:.1f} us = compute {t['mean_compute_us']:.1f} + "
+              f"exposed communication {t['mean_exposed_communication_us']:.1f} + idle {t['mean_idle_us']:.1f} us")
+
+
+def check_pattern(mode, out, h, steps, micro, report):
+    traced = nccl_pattern.parse_trace(out)
+    print(nccl_pattern.summary(traced))
+    reported = nccl_pattern.from_report(report) if report else []
+    # ncclBcast is ncclBroadcast in place: the report names the collective, Broadcast. Point-to-point messages are
+    # bytes in the report (uint8), so they compare by size.
+    def key(c):
+        p2p = c.op in ("Send", "Recv")
+        return (c.rank, "Broadcast" if c.op == "Bcast" else c.op, c.bytes if p2p else c.count,
+                "bytes" if p2p else c.dtype, c.nranks, c.peer)
+    diff = (Counter(map(key, traced)) - Counter(map(key, reported))) + (
+        Counter(map(key, reported)) - Counter(map(key, traced)))
+    expect("the report's collectives are the traced NCCL calls", report and not diff, "the same calls",
+           f"{sum(diff.values())} differ: {list(diff)[:4]}" if diff else "the same calls")
+    for source, calls in (("NCCL calls (TRACE)", traced), ("report's collectives", reported)):
+        _check_mode(mode, source, calls, h, steps, micro)
+
+
+def _check_mode(mode, source, calls, h, steps, micro):
     world, dp, tp, pp = h["world"], h["dp"], h["tp"], h["pp"]
     if mode == "ddp":
         if tp * pp != 1:
@@ -106,7 +161,7 @@ def check_pattern(mode, out, h, steps, micro):
         errs = nccl_pattern.check_pp(calls, world, pp, steps, micro, act, lambda r: r // (tp * dp))
     else:
         raise SystemExit(f"unknown pattern {mode}")
-    expect(f"NCCL calls follow the {mode} pattern", not errs, "no deviation", "; ".join(errs) or "none")
+    expect(f"{source} follow the {mode} pattern", not errs, "no deviation", "; ".join(errs) or "none")
 
 
 def main():
@@ -127,10 +182,22 @@ def main():
         return 1
     steps = int(gpt_args[gpt_args.index("--steps") + 1]) if "--steps" in gpt_args else 5
 
-    rc, out = run(args, gpt_args, trace=bool(args.pattern))
+    report_dir = tempfile.mkdtemp(prefix="torch_gpt_report_")
+    rc, out = -1, ""
+    try:
+        rc, out = run(args, gpt_args, trace=bool(args.pattern), report_dir=report_dir)
+        with open(os.path.join(report_dir, "genie-report.json")) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as e:
+        report = None
+        expect("genie-report.json", False, "written", str(e))
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
     expect("genie run exit code", rc == 0, 0, rc)
     times = step_times(out)
     expect("step lines (ranks x steps)", len(times) == args.ranks * steps, args.ranks * steps, len(times))
+    if report:
+        check_steps(report, times, args.ranks, steps)
     m = next((HEADER.match(line) for line in out.splitlines() if HEADER.match(line)), None)
     expect("gpt.py header line", m is not None, "present", "present" if m else "missing")
     if m and args.pattern:
@@ -138,7 +205,7 @@ def main():
         h = {k: (v if k == "amp" else int(v)) for k, v in zip(keys, m.groups())}
         mm = next((MICRO.match(line) for line in out.splitlines() if MICRO.match(line)), None)
         micro = int(mm[1]) if mm else 1
-        check_pattern(args.pattern, out, h, steps, micro)
+        check_pattern(args.pattern, out, h, steps, micro, report)
     if args.twice and rc == 0:
         rc2, out2 = run(args, gpt_args, trace=False)
         times2 = step_times(out2)

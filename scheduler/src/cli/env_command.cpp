@@ -40,6 +40,9 @@ void register_env_command(CLI::App& app, int* exit_code) {
     std::cout << "export LD_PRELOAD=" << joined << "${LD_PRELOAD:+:$LD_PRELOAD}\n";
     // Genie's cuDNN has no engines: keep PyTorch's SDPA off cuDNN attention (docs/costmodel.md "cuDNN").
     if (cudnn) std::cout << "export TORCH_CUDNN_SDPA_DEPRIORITIZED=${TORCH_CUDNN_SDPA_DEPRIORITIZED:-1}\n";
+    // NVTX ranges recorded for the report (docs/report.md "Ranges"), unless another tool is set.
+    if (std::filesystem::exists(lib + "/libgenie_nvtx.so"))
+      std::cout << "export NVTX_INJECTION64_PATH=${NVTX_INJECTION64_PATH:-" << lib << "/libgenie_nvtx.so}\n";
     *exit_code = 0;
   });
 }

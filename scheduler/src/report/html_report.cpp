@@ -274,6 +274,33 @@ Status render_html(const std::string& path, const std::string& out_path) {
   }
   h << "<h2>Ranks</h2>"
     << table({"rank", "node", "compute ms", "communication ms", "exposed comm ms", "idle ms"}, rank_rows);
+  // NVTX ranges (training steps): the means per name, then every range of the first ranks.
+  if (j.contains("range_totals") && j["range_totals"].is_array() && !j["range_totals"].empty()) {
+    std::vector<std::vector<std::string>> total_rows, range_rows;
+    for (const auto& t : j["range_totals"])
+      if (t.is_object())
+        total_rows.push_back({t.value("name", std::string("?")), std::to_string(t.value("ranks", 0)),
+                              std::to_string(t.value("count", 0)), num(t.value("mean_time_us", 0.0) / 1e3),
+                              num(t.value("mean_compute_us", 0.0) / 1e3),
+                              num(t.value("mean_exposed_communication_us", 0.0) / 1e3),
+                              num(t.value("mean_idle_us", 0.0) / 1e3)});
+    if (j.contains("ranges") && j["ranges"].is_array()) {
+      size_t shown = 0;
+      for (const auto& r : j["ranges"]) {
+        if (!r.is_object() || shown++ >= 500) break;
+        range_rows.push_back({std::to_string(r.value("rank", 0)), r.value("name", std::string("?")),
+                              std::to_string(r.value("index", 0)), num(r.value("start_us", 0.0) / 1e3),
+                              num(r.value("time_us", 0.0) / 1e3), num(r.value("compute_us", 0.0) / 1e3),
+                              num(r.value("exposed_communication_us", 0.0) / 1e3), num(r.value("idle_us", 0.0) / 1e3)});
+      }
+    }
+    h << "<h2>Ranges (NVTX): per-step breakdown</h2>"
+      << table({"range", "ranks", "count", "mean ms", "compute ms", "exposed comm ms", "idle ms"}, total_rows)
+      << "<details><summary>every range (first 500)</summary>"
+      << table({"rank", "range", "index", "start ms", "time ms", "compute ms", "exposed comm ms", "idle ms"},
+               range_rows)
+      << "</details>";
+  }
   // Self-check for headless browsers: every chart must have laid out, with marks where there is data.
   h << "<p id=\"render-status\">not checked</p><script>"
        "(function(){var c=document.querySelectorAll('svg.chart'),ok=0,msg=[];"

@@ -5,6 +5,7 @@
 #include "genie/sched/timeline.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace genie::sched::report {
 namespace {
@@ -40,6 +41,20 @@ double minus(const std::vector<Span>& a, const std::vector<Span>& b) {
     }
     if (cur < s.end_us) len += s.end_us - cur;
   }
+  return len;
+}
+
+// Merged `v` clipped to [lo, hi).
+std::vector<Span> clip(const std::vector<Span>& v, double lo, double hi) {
+  std::vector<Span> out;
+  auto it = std::lower_bound(v.begin(), v.end(), lo, [](const Span& s, double t) { return s.end_us <= t; });
+  for (; it != v.end() && it->start_us < hi; ++it) out.push_back({std::max(lo, it->start_us), std::min(hi, it->end_us)});
+  return out;
+}
+
+double length(const std::vector<Span>& v) {
+  double len = 0;
+  for (const Span& s : v) len += s.end_us - s.start_us;
   return len;
 }
 
@@ -114,13 +129,23 @@ Model build_model(const ReportInput& in) {
   // Per (process, device) spans from the op records.
   struct Acc {
     std::vector<Span> compute, copy, comm;
+    std::vector<double> kernel_starts, call_starts;
     RankSummary s;
     bool any = false;
   };
+  struct RangeRec {
+    int process, device;
+    const coord::OpRecord* op;
+  };
   std::map<std::pair<int, int>, Acc> acc;
+  std::vector<RangeRec> range_recs;
   for (size_t p = 0; p < job.op_records.size(); ++p) {
     for (const auto& o : job.op_records[p]) {
       if (o.device < 0) continue;  // host records: the trace shows them, the breakdown does not
+      if (static_cast<OpKind>(o.kind) == OpKind::kRange) {  // annotated ranges: broken down below
+        range_recs.push_back({static_cast<int>(p), o.device, &o});
+        continue;
+      }
       Acc& a = acc[{static_cast<int>(p), o.device}];
       const Span sp{o.start_ns / 1e3, o.end_ns / 1e3};
       if (!a.any) {
@@ -134,6 +159,7 @@ Model build_model(const ReportInput& in) {
         case OpKind::kKernel:
         case OpKind::kMemset:
           a.compute.push_back(sp);
+          a.kernel_starts.push_back(sp.start_us);
           ++a.s.kernels;
           break;
         case OpKind::kCopy:
@@ -143,6 +169,7 @@ Model build_model(const ReportInput& in) {
         case OpKind::kCollective:
         case OpKind::kP2p:
           a.comm.push_back(sp);
+          a.call_starts.push_back(sp.start_us);
           ++a.s.calls;
           break;
         default:
@@ -170,11 +197,78 @@ Model build_model(const ReportInput& in) {
     busy.insert(busy.end(), a.comm.begin(), a.comm.end());
     const double busy_us = merge(&busy);
     s.idle_us = std::max(0.0, (s.end_us - s.begin_us) - busy_us);
+    std::sort(a.kernel_starts.begin(), a.kernel_starts.end());
+    std::sort(a.call_starts.begin(), a.call_starts.end());
     const double span = s.end_us - s.begin_us;
     s.compute = thin(a.compute, span, 1500);
     s.communication = thin(a.comm, span, 1500);
     m.span_us = std::max(m.span_us, s.end_us);
-    m.ranks.push_back(std::move(s));
+    m.ranks.push_back(s);
+  }
+
+  // Annotated ranges: the rank's merged activity clipped to each range.
+  std::map<std::pair<int, std::string>, int> occurrences;
+  std::sort(range_recs.begin(), range_recs.end(), [](const RangeRec& x, const RangeRec& y) {
+    return std::tie(x.process, x.device, x.op->start_ns, x.op->end_ns) <
+           std::tie(y.process, y.device, y.op->start_ns, y.op->end_ns);
+  });
+  for (const RangeRec& rr : range_recs) {
+    const coord::OpRecord& o = *rr.op;
+    RangeSummary r;
+    const auto& labels = static_cast<size_t>(rr.process) < job.labels.size() ? job.labels[static_cast<size_t>(rr.process)]
+                                                                            : std::vector<std::string>{};
+    r.name = o.label < labels.size() ? labels[o.label] : std::string("range");
+    r.thread = o.stream >= Timeline::kHostStreamBase ? o.stream - Timeline::kHostStreamBase : o.stream;
+    r.start_us = o.start_ns / 1e3;
+    r.end_us = std::max(r.start_us, o.end_ns / 1e3);
+    auto ri = m.rank_of.find({rr.process, rr.device});
+    const ProcessInfo* pi = static_cast<size_t>(rr.process) < job.processes.size()
+                                ? &job.processes[static_cast<size_t>(rr.process)] : nullptr;
+    r.rank = ri != m.rank_of.end() ? ri->second : pi ? (pi->process_rank >= 0 ? pi->process_rank : pi->index) : rr.process;
+    auto ai = acc.find({rr.process, rr.device});
+    if (ai != acc.end()) {
+      const Acc& a = ai->second;
+      std::vector<Span> compute = clip(a.compute, r.start_us, r.end_us), copy = clip(a.copy, r.start_us, r.end_us),
+                        comm = clip(a.comm, r.start_us, r.end_us);
+      r.compute_us = length(compute);
+      r.copy_us = length(copy);
+      r.communication_us = length(comm);
+      r.exposed_us = minus(comm, compute);
+      std::vector<Span> busy = compute;
+      busy.insert(busy.end(), copy.begin(), copy.end());
+      busy.insert(busy.end(), comm.begin(), comm.end());
+      r.idle_us = std::max(0.0, (r.end_us - r.start_us) - merge(&busy));
+      auto count_in = [&](const std::vector<double>& starts) {
+        return static_cast<uint64_t>(std::lower_bound(starts.begin(), starts.end(), r.end_us) -
+                                     std::lower_bound(starts.begin(), starts.end(), r.start_us));
+      };
+      r.kernels = count_in(a.kernel_starts);
+      r.calls = count_in(a.call_starts);
+    } else {
+      r.idle_us = r.end_us - r.start_us;
+    }
+    r.index = occurrences[{r.rank, r.name}]++;
+    m.ranges.push_back(std::move(r));
+  }
+  std::stable_sort(m.ranges.begin(), m.ranges.end(), [](const RangeSummary& x, const RangeSummary& y) {
+    return std::tie(x.rank, x.start_us) < std::tie(y.rank, y.start_us);
+  });
+  std::map<std::string, std::pair<RangeTotal, std::set<int>>> by_name;
+  for (const RangeSummary& r : m.ranges) {
+    auto& [t, ranks] = by_name[r.name];
+    t.name = r.name;
+    ranks.insert(r.rank);
+    ++t.count;
+    t.time_us += r.end_us - r.start_us;
+    t.compute_us += r.compute_us;
+    t.copy_us += r.copy_us;
+    t.communication_us += r.communication_us;
+    t.exposed_us += r.exposed_us;
+    t.idle_us += r.idle_us;
+  }
+  for (auto& [n, v] : by_name) {
+    v.first.ranks = static_cast<int>(v.second.size());
+    m.range_totals.push_back(std::move(v.first));
   }
   std::sort(m.ranks.begin(), m.ranks.end(), [](const RankSummary& a, const RankSummary& b) {
     return std::tie(a.rank, a.process, a.device) < std::tie(b.rank, b.process, b.device);

@@ -32,6 +32,26 @@ struct RankSummary {
   std::vector<Span> compute, communication;  ///< merged and thinned, for the timeline chart
 };
 
+/// One annotated range (NVTX push/pop or start/end) of a rank's host thread, with the breakdown of the rank's
+/// stream activity inside it: the per-step view of a training loop that wraps each step in a range.
+struct RangeSummary {
+  int rank = 0;
+  std::string name;
+  int index = 0;                  ///< occurrence of this name on this rank, from 0
+  uint32_t thread = 0;            ///< host thread number
+  double start_us = 0, end_us = 0;
+  double compute_us = 0, copy_us = 0, communication_us = 0, exposed_us = 0, idle_us = 0;
+  uint64_t kernels = 0, calls = 0;  ///< ops that start inside the range
+};
+
+/// Sums over every occurrence of one range name on every rank.
+struct RangeTotal {
+  std::string name;
+  int ranks = 0;
+  uint64_t count = 0;
+  double time_us = 0, compute_us = 0, copy_us = 0, communication_us = 0, exposed_us = 0, idle_us = 0;
+};
+
 /// Totals of one collective type or communicator.
 struct Total {
   std::string name;
@@ -56,6 +76,8 @@ struct Model {
   std::map<uint64_t, std::string> comm_names;  ///< key -> "c0", "c1", ... in order of first call
   std::map<std::pair<int, int>, int> rank_of;  ///< (process, device) -> rank
   std::vector<LinkUse> links;
+  std::vector<RangeSummary> ranges;  ///< by (rank, start)
+  std::vector<RangeTotal> range_totals;  ///< by name
   double span_us = 0;  ///< virtual end of the last op or call
   double bin_us = 0;   ///< link bin width
 };

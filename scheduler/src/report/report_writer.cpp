@@ -50,6 +50,7 @@ const char* kind_name(OpKind k) {
     case OpKind::kP2p: return "p2p";
     case OpKind::kHostWait: return "wait";
     case OpKind::kOther: return "other";
+    case OpKind::kRange: return "range";
   }
   return "other";
 }
@@ -279,6 +280,41 @@ json report_json(const ReportInput& in, const Model& m) {
                      {"timeline", tl}});
   }
   j["ranks"] = ranks;
+  json ranges = json::array();
+  constexpr size_t kMaxRanges = 100000;
+  for (size_t i = 0; i < m.ranges.size() && i < kMaxRanges; ++i) {
+    const auto& r = m.ranges[i];
+    ranges.push_back({{"rank", r.rank},
+                      {"name", r.name},
+                      {"index", r.index},
+                      {"thread", r.thread},
+                      {"start_us", round3(r.start_us)},
+                      {"end_us", round3(r.end_us)},
+                      {"time_us", round3(r.end_us - r.start_us)},
+                      {"compute_us", round3(r.compute_us)},
+                      {"copy_us", round3(r.copy_us)},
+                      {"communication_us", round3(r.communication_us)},
+                      {"exposed_communication_us", round3(r.exposed_us)},
+                      {"idle_us", round3(r.idle_us)},
+                      {"kernels", r.kernels},
+                      {"calls", r.calls}});
+  }
+  j["ranges"] = ranges;
+  j["ranges_truncated"] = m.ranges.size() > kMaxRanges;
+  json range_totals = json::array();
+  for (const auto& t : m.range_totals) {
+    const double n = static_cast<double>(t.count);
+    range_totals.push_back({{"name", t.name},
+                            {"ranks", t.ranks},
+                            {"count", t.count},
+                            {"mean_time_us", round3(t.time_us / n)},
+                            {"mean_compute_us", round3(t.compute_us / n)},
+                            {"mean_copy_us", round3(t.copy_us / n)},
+                            {"mean_communication_us", round3(t.communication_us / n)},
+                            {"mean_exposed_communication_us", round3(t.exposed_us / n)},
+                            {"mean_idle_us", round3(t.idle_us / n)}});
+  }
+  j["range_totals"] = range_totals;
   auto totals = [](const std::map<std::string, report::Total>& t, const char* key) {
     json a = json::array();
     for (const auto& [n, v] : t)
@@ -332,8 +368,11 @@ std::string trace_json(const ReportInput& in, const Model& m) {
         break;
       }
     for (const auto& o : job.op_records[p]) {
-      const bool host = o.device < 0;
-      const int pid = host ? host_pid : pid_of.count({static_cast<int>(p), o.device}) ? pid_of[{static_cast<int>(p), o.device}] : -1;
+      // Host-thread records: waits (no device) on the process's first rank, ranges on their thread's device.
+      const bool host = o.device < 0 || o.stream >= Timeline::kHostStreamBase;
+      const int pid = o.device < 0 ? host_pid
+                      : pid_of.count({static_cast<int>(p), o.device}) ? pid_of[{static_cast<int>(p), o.device}]
+                                                                       : -1;
       if (pid < 0) continue;
       const uint32_t tid = o.stream;
       if (named.insert({pid, tid}).second) {
@@ -423,6 +462,21 @@ std::string summary_text(const ReportInput& in) {
     for (const auto& r : m.ranks) {
       std::snprintf(line, sizeof(line), "[genie]   %4d %11.3f %8.3f %16.3f %8.3f\n", r.rank, r.compute_us / 1e3,
                     r.communication_us / 1e3, r.exposed_us / 1e3, r.idle_us / 1e3);
+      os << line;
+    }
+  }
+  if (!m.range_totals.empty()) {
+    os << "[genie]   range (NVTX)      count  mean_ms  compute_ms  exposed_comm_ms  idle_ms   (means over ranks)\n";
+    size_t shown = 0;
+    for (const auto& t : m.range_totals) {
+      if (shown++ == 12) {
+        os << "[genie]   ... " << (m.range_totals.size() - 12) << " more range names in the report\n";
+        break;
+      }
+      const double n = static_cast<double>(t.count);
+      std::snprintf(line, sizeof(line), "[genie]   %-16.16s %6llu %8.3f %11.3f %16.3f %8.3f\n", t.name.c_str(),
+                    static_cast<unsigned long long>(t.count), t.time_us / n / 1e3, t.compute_us / n / 1e3,
+                    t.exposed_us / n / 1e3, t.idle_us / n / 1e3);
       os << line;
     }
   }

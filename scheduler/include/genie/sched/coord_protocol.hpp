@@ -110,7 +110,9 @@ struct OpRecord {
   uint64_t comm = 0;     ///< collectives: communicator key
   uint64_t seq = 0;      ///< collectives: call number
 };
-enum class RecordKind : uint8_t { kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6 };
+enum class RecordKind : uint8_t {
+  kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6, kRange = 7
+};
 
 struct Records {
   uint32_t label_base = 0;          ///< index of labels[0] in the process's label table

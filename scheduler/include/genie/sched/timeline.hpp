@@ -46,8 +46,11 @@ class Dep {
   SimTime time_ = SimTime::zero();
 };
 
-/// What a stream op is, for the report and trace.
-enum class OpKind : uint8_t { kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6 };
+/// What a stream op is, for the report and trace. kRange: a host thread's annotated range (an NVTX push/pop or
+/// start/end), attributed to the thread's current device.
+enum class OpKind : uint8_t {
+  kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6, kRange = 7
+};
 
 /// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and
 /// returns the end time (a collective resolved by the coordinator, a copy timed by the fabric).
@@ -166,9 +169,11 @@ class Timeline {
   /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
   /// coordinator promptly. Set once, before traffic starts.
   void set_wait_listener(std::function<void()> listener);
-  /// Records a host-side span of the calling thread (an API call, a blocking wait) when the timeline records
-  /// a trace; drained with the lanes' records as device -1, stream kHostStreamBase + the thread's number.
-  void record_host(const char* label, SimTime start, SimTime end, OpKind kind);
+  /// Records a host-side span of the calling thread (an API call, a blocking wait, an annotated range) when the
+  /// timeline records a trace; drained with the lanes' records as `device` (-1: none, the process's first
+  /// rank), stream kHostStreamBase + the thread's number. `label` must outlive the drain (a static or
+  /// interned string: labels are keyed by address).
+  void record_host(const char* label, SimTime start, SimTime end, OpKind kind, int device = -1);
   static constexpr uint32_t kHostStreamBase = 0x80000000u;
   /// Drains every lane's completed-op records: fn(device, stream id, record).
   void drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn);
