@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -272,17 +273,27 @@ static inline int run_procs(int nranks, const RankFn& fn, std::vector<int> want_
   return failed;
 }
 
-// This process is one rank of a job started by a launcher: RANK, WORLD_SIZE and LOCAL_RANK from the
-// environment (as genie run and torchrun set them). Rank 0 makes the unique id and publishes it in a file named
-// after MASTER_PORT (written to a temporary name, then renamed, so readers never see half an id); the others wait
+// The first of these variables that is set.
+static inline const char* first_env(std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) return v;
+  return nullptr;
+}
+
+// This process is one rank of a job started by a launcher: its rank, the world size and its local rank from the
+// environment, as genie run and torchrun (RANK, WORLD_SIZE, LOCAL_RANK), Open MPI's mpirun (OMPI_COMM_WORLD_*),
+// MPICH/Hydra (PMI_RANK, PMI_SIZE) or Slurm (SLURM_PROCID, ...) set them. Rank 0 makes the unique id and
+// publishes it in a file named after MASTER_PORT, or NCCL_EXAMPLE_JOB where no MASTER_PORT is set (MPI: pass it
+// with -x), written to a temporary name, then renamed, so readers never see half an id; the others wait
 // for it. Rank 0 removes the file once its communicator exists, which implies every rank has read it.
 static inline int run_env(const RankFn& fn) {
-  const char* rank_s = std::getenv("RANK");
-  const char* size_s = std::getenv("WORLD_SIZE");
-  const char* local_s = std::getenv("LOCAL_RANK");
-  const char* port_s = std::getenv("MASTER_PORT");
+  const char* rank_s = first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+  const char* size_s = first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+  const char* local_s = first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
+  const char* port_s = first_env({"MASTER_PORT", "NCCL_EXAMPLE_JOB"});
   if (!rank_s || !size_s || !port_s) {
-    std::fprintf(stderr, "env mode needs RANK, WORLD_SIZE and MASTER_PORT (run it under genie run or torchrun)\n");
+    std::fprintf(stderr, "env mode needs RANK, WORLD_SIZE and MASTER_PORT (run it under genie run or torchrun), or "
+                         "an MPI launcher's rank variables and NCCL_EXAMPLE_JOB\n");
     std::exit(2);
   }
   const int rank = std::atoi(rank_s), nranks = std::atoi(size_s), local = local_s ? std::atoi(local_s) : rank;

@@ -10,6 +10,7 @@
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/family_cost_model.hpp"
 #include "genie/fakecuda/graph.hpp"
+#include "genie/sched/coord_client.hpp"
 
 namespace genie::fakecuda {
 namespace {
@@ -55,7 +56,9 @@ const config::Param<bool> kShareable{
     "fakecuda.shareable_memory", true,
     "Back device memory with memfds so NCCL peers in other processes read it in place (off: anonymous memory; "
     "collectives across processes then fail)."};
-const config::Param<bool> kTrace{"fakecuda.trace", false, "Record every stream op for the trace."};
+const config::Param<bool> kTrace{"fakecuda.trace", false,
+                                 "Record every stream op for the report and trace (default: when a coordinator is "
+                                 "configured, GENIE_COORDINATOR)."};
 
 // Parses CUDA_VISIBLE_DEVICES as the CUDA runtime does: entries up to the first invalid one.
 std::vector<int> visible_ordinals(const std::string& text, int physical) {
@@ -96,7 +99,10 @@ Result<RuntimeOptions> options_from_config() {
   o.cost_table = cfg.get(kCostTable);
   o.cost_params = cfg.get(kCostParams);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
-  o.record_trace = cfg.get(kTrace);
+  // Ranks of a job with a coordinator (genie run, genie coordinator, GENIE_COORDINATOR=auto) feed its report:
+  // they record unless told not to (genie run --no-report sets GENIE_FAKECUDA_TRACE=0).
+  o.record_trace = cfg.source("fakecuda.trace") == config::Source::kDefault ? !cfg.text("coordinator").empty()
+                                                                             : cfg.get(kTrace);
   o.shareable_memory = cfg.get(kShareable);
   return o;
 }
@@ -235,6 +241,12 @@ Runtime* Runtime::instance() {
         GENIE_LOG_INFO(log::kFakecuda, "config {}={} (set by {})", p.key, cfg.text(p.key),
                        config::source_name(cfg.source(p.key)));
     s.ready.store(s.rt, std::memory_order_release);
+    // Under a coordinator (genie run, GENIE_COORDINATOR) every rank process reports its stream records, also
+    // one that never calls NCCL (a single-GPU job): the report then shows its compute and NVTX ranges. Only
+    // processes that are ranks (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set) connect here: a
+    // launcher that touches CUDA (torchrun's agent imports torch) is not one; others connect at their first
+    // NCCL call. No coordinator configured: nothing.
+    if (sched::process_rank_from_environment() >= 0) (void)sched::CoordClient::get(s.rt->timeline());
   });
   return s.rt;
 }

@@ -600,6 +600,8 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
       m.dst = c.is_send ? c.peer : rank_;
       m.index = st[i].index;
       m.bytes = c.bytes;
+      m.count = c.count;
+      m.datatype = static_cast<uint8_t>(c.datatype);
       m.ready_ns = ready.count_ns();
       m.is_send = c.is_send ? 1 : 0;
       m.comm_rank = rank_;

@@ -61,6 +61,8 @@ struct P2PCall {
   int peer = 0;
   void* buf = nullptr;
   uint64_t bytes = 0;
+  uint64_t count = 0;  ///< as called (bytes = count x the datatype's size): the report shows the call
+  netsim::DataType datatype = netsim::DataType::kUint8;
   BufferRef ref;
 };
 

@@ -114,6 +114,8 @@ Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int data
   call.peer = peer;
   call.buf = const_cast<void*>(buf);
   call.bytes = count * es;
+  call.count = count;
+  call.datatype = dt;
   if (call.bytes) GENIE_TRY(check_ptr(buf, is_send ? "sendbuff" : "recvbuff"));
   GENIE_ASSIGN_OR_RETURN(
       call.ref, PeerMemory::instance().publish(c->runtime(), buf, call.bytes, is_send ? "sendbuff" : "recvbuff",

@@ -105,6 +105,14 @@ if(TARGET nccl2 AND TARGET example_collectives)
   add_test(NAME e2e_report_html_nvtx
     COMMAND bash -c "${GENIE_BIN} report ${REPORTS}/nvtx -o ${REPORTS}/nvtx.html && grep -q 'Ranges (NVTX)' ${REPORTS}/nvtx.html && grep -q '<td>example: forward</td><td>2</td><td>8</td>' ${REPORTS}/nvtx.html")
   set_tests_properties(e2e_report_html_nvtx PROPERTIES DEPENDS e2e_genie_run_nvtx)
+  # Open MPI's mpirun starting the ranks, on a coordinator started by hand (genie coordinator).
+  find_program(GENIE_MPIRUN mpirun)
+  if(GENIE_MPIRUN)
+    add_test(NAME e2e_coordinator_mpirun
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/other_launchers.sh mpirun ${CMAKE_BINARY_DIR} ${REPORTS}/mpirun)
+    set_tests_properties(e2e_coordinator_mpirun PROPERTIES LABELS e2e TIMEOUT 300 PROCESSORS 2
+      FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "other_launchers: 0 failed")
+  endif()
   set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure
     e2e_coordinator_contention e2e_coordinator_no_contention_nvswitch e2e_coordinator_jitter_a e2e_genie_run_nvtx
     e2e_coordinator_jitter_b PROPERTIES

@@ -220,8 +220,8 @@ def check_tp(calls, world, tp, steps, layers, seq, batch, embd, act_dtype="bfloa
 def check_pp(calls, world, pp, steps, microbatches, act_count, stage_of, act_dtype="float32"):
     """Pipeline parallel: per step and micro-batch, each stage but the last sends its activations to the
     next stage and each stage but the first receives them (forward); the gradients go the other way
-    (backward). Every message has act_count elements of act_dtype, compared in bytes: point-to-point moves bytes
-    (the report records them as uint8). `stage_of(rank)` gives a rank's stage."""
+    (backward). Every message has act_count elements of act_dtype, compared in bytes (point-to-point moves bytes:
+    a receive may be posted with another datatype of the same size). `stage_of(rank)` gives a rank's stage."""
     errs = []
     act_bytes = act_count * DTYPE_BYTES[act_dtype]
     ranks = by_rank(calls)

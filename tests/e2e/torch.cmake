@@ -121,3 +121,13 @@ genie_add_gpt(e2e_torch_gpt_tp2_pp2 4 ARGS ${GPT_TINY} --tp 2 --pp 2)
 genie_add_gpt(e2e_torch_gpt_tp2_ddp 4 ARGS ${GPT_TINY} --tp 2 --ddp)
 # The headline: GPT-2 small (124M) on one emulated H200, batch 8 x 1024 tokens.
 genie_add_gpt(e2e_torch_gpt2_124m_h200 1 ARGS --model gpt2-124m --batch 8 --seq 1024 --steps 5)
+
+# torchrun (the venv's) starting a non-Python NCCL program, GENIE_COORDINATOR=auto: rank 0 hosts the coordinator
+# and writes the report (docs/coordinator.md "Ranks started by another launcher").
+if(TARGET example_collectives)
+  add_test(NAME e2e_coordinator_auto_torchrun
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/other_launchers.sh torchrun ${CMAKE_BINARY_DIR}
+            ${CMAKE_CURRENT_BINARY_DIR}/reports/auto_torchrun ${GENIE_VENV}/bin)
+  set_tests_properties(e2e_coordinator_auto_torchrun PROPERTIES LABELS "e2e;torch" TIMEOUT 300 PROCESSORS 2
+    FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "other_launchers: 0 failed")
+endif()

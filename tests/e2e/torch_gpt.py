@@ -128,8 +128,8 @@ def check_pattern(mode, out, h, steps, micro, report):
     traced = nccl_pattern.parse_trace(out)
     print(nccl_pattern.summary(traced))
     reported = nccl_pattern.from_report(report) if report else []
-    # ncclBcast is ncclBroadcast in place: the report names the collective, Broadcast. Point-to-point messages are
-    # bytes in the report (uint8), so they compare by size.
+    # ncclBcast is ncclBroadcast in place: the report names the collective, Broadcast. A message's count and
+    # datatype in the report are the sender's, so a receive posted as another datatype compares by size.
     def key(c):
         p2p = c.op in ("Send", "Recv")
         return (c.rank, "Broadcast" if c.op == "Bcast" else c.op, c.bytes if p2p else c.count,

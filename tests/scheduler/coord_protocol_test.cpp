@@ -48,7 +48,7 @@ std::vector<Message> samples() {
           Welcome{2, "flow", "hgx-h200 x2"},
           CommJoin{99, 4, 3, 2, 11},
           Coll{99, 12, 3, 123456, 0, 7, 4, -1, 1u << 30},
-          P2p{99, 0, 3, 2, 4096, 777, 1, 0},
+          P2p{99, 0, 3, 2, 4096, 777, 1, 0, 1024, 7},
           Promise{INT64_MAX, 3},
           r,
           Bye{137},

@@ -226,6 +226,44 @@ TEST(CoordinatorCore, BadMessagesAreDroppedAndCounted) {
   EXPECT_EQ(h.core.record().protocol_errors, 6u);
 }
 
+TEST(CoordinatorCore, PointToPointKeepsTheSendersCountAndDatatype) {
+  // System: rank 0 sends 1024 floats (4096 bytes) to rank 1; a second report claims 1000 floats in 4096 bytes.
+  // Expectation: the message is planned and recorded as 1024 float32 (what the sender called), the
+  // inconsistent one is dropped as a protocol error.
+  Harness h(options(2));
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  auto msg = [](int32_t comm_rank, bool send, uint64_t count) {
+    coord::P2p m;
+    m.comm = 7;
+    m.src = 0;
+    m.dst = 1;
+    m.index = 1;
+    m.bytes = 4096;
+    m.count = count;
+    m.datatype = static_cast<uint8_t>(netsim::DataType::kFloat32);
+    m.is_send = send ? 1 : 0;
+    m.comm_rank = comm_rank;
+    m.ready_ns = 1000;
+    return m;
+  };
+  h.send(0, msg(0, true, 1000));
+  EXPECT_EQ(h.core.record().protocol_errors, 1u);
+  h.send(0, msg(0, true, 1024));
+  h.send(1, msg(1, false, 1024));
+  for (int p = 0; p < 2; ++p) h.send(p, coord::Promise{INT64_MAX, 0});
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  ASSERT_EQ(h.core.record().collectives.size(), 1u);
+  const CollectiveRecord& r = h.core.record().collectives[0];
+  EXPECT_TRUE(r.p2p);
+  EXPECT_EQ(r.count, 1024u);
+  EXPECT_EQ(r.datatype, netsim::DataType::kFloat32);
+  EXPECT_EQ(r.bytes, 4096u);
+  EXPECT_GT(h.resolved(0)[0].end_ns, 1000);
+}
+
 // --- order independence ------------------------------------------------------------------------------
 
 // A rank process as the client behaves, reduced to what the coordinator sees: it runs its calls in order,

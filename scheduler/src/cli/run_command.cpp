@@ -190,7 +190,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       server = std::move(s).value();
       spec.extra_env["GENIE_COORDINATOR"] = server->address();
       spec.extra_env["GENIE_JOB_SECRET"] = secret_to_hex(secret.value());
-      if (!no_report) spec.extra_env["GENIE_FAKECUDA_TRACE"] = "1";
+      spec.extra_env["GENIE_FAKECUDA_TRACE"] = no_report ? "0" : "1";
     }
     const auto t0 = std::chrono::steady_clock::now();
     auto r = launch(spec);

@@ -147,10 +147,13 @@ void enc(Writer& w, const P2p& m) {
   w.put(m.ready_ns);
   w.put(m.is_send);
   w.put(m.comm_rank);
+  w.put(m.count);
+  w.put(m.datatype);
 }
 bool dec(Reader& r, P2p* m) {
   return r.get(&m->comm) && r.get(&m->src) && r.get(&m->dst) && r.get(&m->index) && r.get(&m->bytes) &&
-         r.get(&m->ready_ns) && r.get(&m->is_send) && r.get(&m->comm_rank);
+         r.get(&m->ready_ns) && r.get(&m->is_send) && r.get(&m->comm_rank) && r.get(&m->count) &&
+         r.get(&m->datatype);
 }
 
 void enc(Writer& w, const Promise& m) {

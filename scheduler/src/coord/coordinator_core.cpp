@@ -241,7 +241,10 @@ struct CoordinatorCore::Impl {
     const bool ok = cit != rec.comms.end() && m.src >= 0 && m.dst >= 0 && m.src < cit->second.nranks &&
                     m.dst < cit->second.nranks && m.index > 0 &&
                     m.comm_rank == (m.is_send ? m.src : m.dst) &&
-                    cit->second.process[static_cast<size_t>(m.comm_rank)] == p.info.index;
+                    cit->second.process[static_cast<size_t>(m.comm_rank)] == p.info.index &&
+                    m.datatype <= static_cast<uint8_t>(netsim::DataType::kFp8E5M2) &&
+                    m.count <= UINT64_MAX / 8 &&
+                    m.count * netsim::datatype_size(static_cast<netsim::DataType>(m.datatype)) == m.bytes;
     if (!ok) {
       GENIE_LOG_WARN("sched", "coordinator: process {} sent an invalid P2p (comm {}, {} -> {}): dropped", p.info.index,
                      comm_name(m.comm), m.src, m.dst);
@@ -273,7 +276,10 @@ struct CoordinatorCore::Impl {
     }
     pc.arrived[side] = true;
     pc.rec.ready_ns[side] = m.ready_ns;
-    if (m.is_send) pc.rec.count = m.bytes;  // the sender's size is what moves
+    if (m.is_send) {  // the sender's size is what moves; the record keeps its count and datatype
+      pc.rec.count = m.count;
+      pc.rec.datatype = static_cast<netsim::DataType>(m.datatype);
+    }
     ++pc.arrivals;
     maybe_complete(key, pc);
   }
@@ -307,7 +313,7 @@ struct CoordinatorCore::Impl {
     if (r.p2p && (r.count == 0 || spec.rank_to_gpu[0] == spec.rank_to_gpu[1])) {
       // Nothing crosses the network (an empty message, or a GPU sending to itself).
       r.end = r.start;
-      r.bytes = r.count;
+      r.bytes = r.count * netsim::datatype_size(r.datatype);
       return resolve(key, pc);
     }
     auto plan = netsim::plan_collective(spec, *opt.topology, opt.nccl_env);
@@ -632,8 +638,10 @@ JobRecord& CoordinatorCore::record() {
 }
 
 int CoordinatorCore::live_processes() const {
+  // A process that said Bye has left, though its connection may stay open until it exits: with
+  // GENIE_COORDINATOR=auto rank 0 hosts the coordinator and waits in its own exit for everyone to leave.
   int n = 0;
-  for (const auto& p : impl_->procs) n += p.info.alive ? 1 : 0;
+  for (const auto& p : impl_->procs) n += p.info.alive && !p.info.said_bye ? 1 : 0;
   return n;
 }
 

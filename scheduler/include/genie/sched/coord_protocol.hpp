@@ -91,6 +91,8 @@ struct P2p {
   int64_t ready_ns = 0;
   uint8_t is_send = 0;  ///< which side reports
   int32_t comm_rank = 0;
+  uint64_t count = 0;     ///< as the rank called it: bytes = count x the size of `datatype`
+  uint8_t datatype = 1;   ///< netsim::DataType (1: uint8)
 };
 
 struct Promise {

@@ -138,6 +138,7 @@ class CoordinatorCore {
   SimTime safe_time() const;
   /// The job's records (after the job ended: complete). Link usage is collected here.
   JobRecord& record();
+  /// Processes still in the job: connected and not yet said Bye.
   int live_processes() const;
   int registered_processes() const;
 
