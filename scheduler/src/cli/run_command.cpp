@@ -41,6 +41,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
   static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock,
       report_dir = "genie-report";
   static double grace_s = 10, stall_s = 2, dilation = 0;
+  static size_t report_max_calls = 1000000;
   static bool no_prefix = false, no_report = false, no_coordinator = false;
   cmd->add_option("-n,--nranks", spec.nranks, "Number of ranks (processes)")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--nodes", spec.nodes, "Emulated nodes; ranks fill them in order (default: ceil(N / gpus-per-node))")
@@ -56,6 +57,10 @@ void register_run_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--report", report_dir, "Directory for genie-report.json and trace.json (default ./genie-report)");
   cmd->add_flag("--no-report", no_report, "Write no report files (the summary is still printed)");
+  cmd->add_option("--report-max-calls", report_max_calls,
+                  "Calls the coordinator keeps in detail for the report (later ones count in its totals only), so a "
+                  "long job's memory stays bounded")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40));
   cmd->add_flag("--no-coordinator", no_coordinator,
                 "Time each communicator's calls alone, without the global clock (no contention, no report)");
   cmd->add_option("--stall-grace", stall_s,
@@ -178,6 +183,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       o.core.nccl_env = netsim::NcclEnv::from_config(config::global());
       o.core.gpus_per_node = jt.gpus_per_node;
       o.core.expected_processes = spec.nranks;
+      o.core.max_collective_records = report_max_calls;
       o.secret = secret.value();
       o.stall_grace = std::chrono::milliseconds(static_cast<int64_t>(stall_s * 1000));
       o.show_progress = ::isatty(2) != 0;

@@ -227,7 +227,7 @@ struct CoordinatorServer::Impl {
     last_progress = now;
     JobRecord& r = core->record();
     std::fprintf(stderr, "\r[genie] %d/%d ranks joined, %zu calls resolved, virtual time %.3f ms   ",
-                 core->registered_processes(), opt.core.expected_processes, r.collectives.size(),
+                 core->registered_processes(), opt.core.expected_processes, static_cast<size_t>(r.resolved_calls),
                  core->safe_time().to_ms());
     progress_shown = true;
   }
