@@ -112,8 +112,16 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = 4096;
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  rc = fi_cq_open(ep->domain_, &cq_attr, &ep->cq_, nullptr);
+  // The shm provider's only wait object is FI_WAIT_YIELD, whose wait ignores the timeout in libfabric 1.17
+  // (util_wait_yield_run spins on sched_yield until a completion arrives): fi_cq_sread would never return while a
+  // peer is dead, so no abort, dead-peer or hang check would run. We do the same yielding reads ourselves, up to
+  // the timeout.
+  rc = -FI_ENOSYS;
+  ep->yield_reads_ = lf == "shm";
+  if (!ep->yield_reads_) {
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;
+    rc = fi_cq_open(ep->domain_, &cq_attr, &ep->cq_, nullptr);
+  }
   ep->cq_waits_ = rc == 0;
   if (rc != 0) {  // a provider without wait objects: poll and yield
     cq_attr.wait_obj = FI_WAIT_NONE;
@@ -183,10 +191,14 @@ Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeo
     if (cq_waits_) {
       n = fi_cq_sread(cq_, entries, max, nullptr, timeout_ms);
     } else {
-      // No wait object: give the core away between reads until the timeout.
+      // No wait object: give the core away between reads until the timeout (a yield where the provider's own
+      // wait would yield, a short sleep otherwise).
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
       while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        if (yield_reads_)
+          sched_yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
         n = fi_cq_read(cq_, entries, max);
       }
     }

@@ -82,6 +82,7 @@ class FabricEndpoint {
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;
   bool cq_waits_ = false;  ///< the CQ has a wait object: fi_cq_sread blocks
+  bool yield_reads_ = false;  ///< no usable wait object (shm): wait by reading and yielding, up to the timeout
   std::string provider_;
   std::string domain_name_;
   std::vector<uint8_t> name_;
