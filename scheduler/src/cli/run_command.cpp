@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/fabric_summary.hpp"
 #include "genie/common/config.hpp"
+#include "genie/common/shm_names.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/simulator.hpp"
 #include "genie/sched/coordinator.hpp"
@@ -198,8 +199,18 @@ void register_run_command(CLI::App& app, int* exit_code) {
       spec.extra_env["GENIE_JOB_SECRET"] = secret_to_hex(secret.value());
       spec.extra_env["GENIE_FAKECUDA_TRACE"] = no_report ? "0" : "1";
     }
+    // One tag in the names of every shared-memory file the ranks create (GENIE_JOB_TAG if the caller set one):
+    // what a killed rank could not remove is removed below, once every rank has exited.
+    auto tag = shm_names::job_tag();
+    if (!tag.is_ok()) return fail(tag.status().message());
+    spec.extra_env["GENIE_JOB_TAG"] = *tag;
     const auto t0 = std::chrono::steady_clock::now();
     auto r = launch(spec);
+    if (auto removed = shm_names::remove_job_files(*tag); !removed.is_ok())
+      std::cerr << "genie run: " << removed.status().message() << "\n";
+    else if (*removed > 0)
+      std::cerr << "[genie] removed " << *removed << " shared-memory file(s) the job's ranks left in "
+                << shm_names::kShmDir << "\n";
     if (!r.is_ok()) {
       std::cerr << "genie run: " << r.status().message() << "\n";
       *exit_code = 2;
