@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "genie/sched/report.hpp"
 #include "genie/sched/timeline.hpp"
@@ -71,13 +72,14 @@ const char* kind_name(OpKind k) {
   return "other";
 }
 
-// Writes `text` to `path` through a temporary file renamed into place.
-Status write_file(const std::filesystem::path& path, const std::string& text) {
+// Writes the concatenation of `parts` to `path` through a temporary file renamed into place (the parts of a long
+// job's report are hundreds of MiB each: they are not joined in memory first).
+Status write_file(const std::filesystem::path& path, std::initializer_list<std::string_view> parts) {
   const auto tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return system_error("cannot write " + tmp + ": " + std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (std::string_view text : parts) out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) return system_error("cannot write " + tmp + " (disk full?): " + std::strerror(errno));
   }
@@ -358,7 +360,8 @@ json report_json(const ReportInput& in, const Model& m, std::string* collectives
   return j;
 }
 
-std::string trace_json(const ReportInput& in, const Model& m) {
+// trace.json as two parts: the text before the traceEvents elements (*head) and the elements themselves.
+std::string trace_json(const ReportInput& in, const Model& m, std::string* head) {
   const JobRecord& job = *in.job;
   std::string ev;  // the traceEvents array's elements, compact (dump() without indent)
   size_t count = 0;
@@ -448,7 +451,8 @@ std::string trace_json(const ReportInput& in, const Model& m) {
   // Keys in the order dump() sorts them: displayTimeUnit, otherData, traceEvents.
   const json other = {{"generator", "genie"},
                       {"events_dropped", count > in.max_trace_events ? count - in.max_trace_events : 0}};
-  return "{\"displayTimeUnit\":\"ns\",\"otherData\":" + other.dump() + ",\"traceEvents\":[" + ev + "]}";
+  *head = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + other.dump() + ",\"traceEvents\":[";
+  return ev;
 }
 
 }  // namespace
@@ -458,16 +462,20 @@ Status write_report(const std::string& dir, const ReportInput& in) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return system_error("cannot create the report directory " + dir + ": " + ec.message());
   const Model m = report::build_model(in);
-  std::string entries;
-  std::string text = report_json(in, m, &entries).dump(1) + "\n";
-  const std::string slot = std::string("\"") + kCollectivesSlot + "\"";
-  const size_t at = text.find(slot);
-  if (at == std::string::npos) return internal_error("report: the collectives slot is missing");
-  text.replace(at, slot.size(), entries.empty() ? std::string("[]") : "[\n" + entries + "\n ]");
-  entries = std::string();
-  GENIE_TRY(write_file(std::filesystem::path(dir) / "genie-report.json", text));
-  text = std::string();
-  GENIE_TRY(write_file(std::filesystem::path(dir) / "trace.json", trace_json(in, m)));
+  {
+    std::string entries;
+    const std::string text = report_json(in, m, &entries).dump(1) + "\n";
+    const std::string slot = std::string("\"") + kCollectivesSlot + "\"";
+    const size_t at = text.find(slot);
+    if (at == std::string::npos) return internal_error("report: the collectives slot is missing");
+    const std::string_view t(text);
+    GENIE_TRY(write_file(std::filesystem::path(dir) / "genie-report.json",
+                         {t.substr(0, at), entries.empty() ? "[]" : "[\n", entries, entries.empty() ? "" : "\n ]",
+                          t.substr(at + slot.size())}));
+  }
+  std::string head;
+  const std::string events = trace_json(in, m, &head);
+  GENIE_TRY(write_file(std::filesystem::path(dir) / "trace.json", {head, events, "]}"}));
   return Status::ok();
 }
 
