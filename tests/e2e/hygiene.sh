@@ -118,6 +118,33 @@ shm_genie_run_leftover)
   [ -e "/dev/shm/$other" ] || fail "Expectation another job's file stays / Actual removed"
   ok "Expectation another job's file stays / Actual as expected"
   ;;
+listen_loopback)
+  # Every socket the job listens on (coordinator, bootstrap roots, the tcp provider's endpoints) is bound to
+  # 127.0.0.1 when no address is configured: sampled with ss(8) while a sim job and a real:tcp job run.
+  command -v ss >/dev/null || { echo "skipped: no ss"; exit 77; }
+  for fabric in sim real:tcp; do
+    : >"$seen"
+    "$genie" run -n 2 --fabric "$fabric" --no-report -- "$examples/soak_collectives" env 2 2000 1024 4 10 \
+      >"$seen.out" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+      pids=" $pid $(pgrep -P "$pid" | tr '\n' ' ')"
+      ss -ltnpH 2>/dev/null | while read -r _ _ _ local _ users; do
+        for p in $(printf '%s\n' "$users" | grep -o 'pid=[0-9]*' | cut -d= -f2); do
+          case "$pids" in *" $p "*) echo "$local pid=$p" ;; esac
+        done
+      done >>"$seen"
+      sleep 0.02
+    done
+    wait "$pid"; rc=$?
+    [ "$rc" = 0 ] || { cat "$seen.out"; fail "the $fabric job failed (exit $rc)"; }
+    n=$(sort -u "$seen" | wc -l)
+    [ "$n" -ge 1 ] || fail "Expectation the $fabric job's listening sockets seen / Actual none"
+    bad=$(sort -u "$seen" | grep -v '^127\.0\.0\.1:' || true)
+    [ -z "$bad" ] || fail "Expectation every listening socket of the $fabric job on 127.0.0.1 / Actual: $bad"
+    ok "Expectation the $fabric job listens on 127.0.0.1 only / Actual $n sockets, all 127.0.0.1: $(sort -u "$seen" | cut -d' ' -f1 | tr '\n' ' ')"
+  done
+  ;;
 testbed_foreign_bridge)
   # A bridge of the name the testbed wants exists already: up fails and the bridge survives.
   need_netns
