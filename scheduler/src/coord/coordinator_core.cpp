@@ -655,6 +655,9 @@ JobRecord& CoordinatorCore::record() {
   return impl_->rec;
 }
 
+void CoordinatorCore::note_protocol_error() { ++impl_->rec.protocol_errors; }
+uint64_t CoordinatorCore::resolved_calls() const { return impl_->rec.resolved_calls; }
+
 int CoordinatorCore::live_processes() const {
   // A process that said Bye has left, though its connection may stay open until it exits: with
   // GENIE_COORDINATOR=auto rank 0 hosts the coordinator and waits in its own exit for everyone to leave.

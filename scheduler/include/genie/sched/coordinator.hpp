@@ -152,8 +152,13 @@ class CoordinatorCore {
   std::string blockers() const;
   /// Global clock: everything before it is resolved.
   SimTime safe_time() const;
-  /// The job's records (after the job ended: complete). Link usage is collected here.
+  /// The job's records (after the job ended: complete). Link usage is collected here (a copy of every
+  /// sample so far: not for per-message use).
   JobRecord& record();
+  /// Counts a malformed or unauthenticated frame (JobRecord::protocol_errors) without collecting the record.
+  void note_protocol_error();
+  /// Calls resolved so far.
+  uint64_t resolved_calls() const;
   /// Processes still in the job: connected and not yet said Bye.
   int live_processes() const;
   int registered_processes() const;
