@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Example: what a rank observes when its peers misbehave: disagreeing counts, a rank that never joins, a dead rank.
-// Usage: faults mismatch|hang|deadpeer [nranks=3]   (hang expects GENIE_HANG_TIMEOUT=2 in the environment)
+// Usage: faults mismatch|hang|deadpeer|killed [nranks=3] [env]   (hang expects GENIE_HANG_TIMEOUT=2 in the environment;
+// killed: rank 2 starts the second AllReduce and is killed by SIGKILL while it runs; env: this process is one rank of
+// a genie run / torchrun job instead of forking the ranks itself)
 // Each rank polls cudaStreamQuery + ncclCommGetAsyncError as nccl-tests does, then aborts its communicator. Real
 // NCCL has no such detection (the collective would hang or compute garbage); Genie reports these errors. This
 // program's own output avoids the words the e2e tests look for in Genie's diagnostics.
+#include <signal.h>
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -12,7 +16,7 @@
 
 #include "nccl_check.cuh"
 
-enum class Scenario { CountsDisagree, Hang, DeadPeer };
+enum class Scenario { CountsDisagree, Hang, DeadPeer, Killed };
 static Scenario g_scenario;
 static const int kOddRank = 2;  // the rank that misbehaves (hang, dead peer)
 
@@ -59,6 +63,14 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
         _exit(9);
       }
       break;
+    case Scenario::Killed:
+      limit_s = 10;
+      if (rank == kOddRank) {
+        note(rank, "starting the second AllReduce, then SIGKILL while it runs");
+        CHECK_NCCL(ncclAllReduce(d, d, count, ncclFloat, ncclSum, comm, s));
+        raise(SIGKILL);
+      }
+      break;
   }
 
   note(rank, "second AllReduce with count %zu", my_count);
@@ -82,10 +94,13 @@ int main(int argc, char** argv) {
     g_scenario = Scenario::Hang;
   else if (std::strcmp(what, "deadpeer") == 0)
     g_scenario = Scenario::DeadPeer;
+  else if (std::strcmp(what, "killed") == 0)
+    g_scenario = Scenario::Killed;
   else {
-    std::fprintf(stderr, "usage: %s mismatch|hang|deadpeer [nranks=3]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s mismatch|hang|deadpeer|killed [nranks=3] [env]\n", argv[0]);
     return 2;
   }
+  if (argc > 3 && std::strcmp(argv[3], "env") == 0) return finish_ranks("faults", run_env(rank_main));
   const int nranks = argc > 2 ? std::atoi(argv[2]) : 3;
   if (nranks < kOddRank + 1 || nranks > 64) {
     std::fprintf(stderr, "nranks must be %d..64\n", kOddRank + 1);
@@ -93,5 +108,6 @@ int main(int argc, char** argv) {
   }
   std::vector<int> want_rc(nranks, 0);
   if (g_scenario == Scenario::DeadPeer) want_rc[kOddRank] = 9;
+  if (g_scenario == Scenario::Killed) want_rc[kOddRank] = 128 + SIGKILL;
   return finish_ranks("faults", run_procs(nranks, rank_main, want_rc, 120, 30));
 }

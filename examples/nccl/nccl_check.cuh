@@ -2,6 +2,7 @@
 // Shared helpers for the NCCL examples: CHECK_NCCL, thread-safe per-rank checks, and a launcher that runs
 // one body per rank as forked processes, as threads, or as all devices of one thread (ncclCommInitAll).
 #pragma once
+#include <fcntl.h>
 #include <nccl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -182,7 +183,7 @@ static inline const ncclUniqueId& shared_id(int k) { return g_shared_ids->ids[k]
 
 // Forks nranks children; child 0 makes n_ids unique ids, the others wait for them. Child r sets device
 // r % deviceCount, runs fn with id 0, prints its failure count and _exits 0 or 1. want_rc[r] (default 0) is the exit
-// status rank r must end with. Once any rank has ended, the others get grace_s more before they are killed (a rank
+// status rank r must end with (128 + N: killed by signal N). Once any rank has ended, the others get grace_s more before they are killed (a rank
 // stuck on a dead or finished peer would otherwise wait forever); anything still running after timeout_s is
 // killed. Returns the number of ranks that ended unexpectedly.
 static inline int run_procs(int nranks, const RankFn& fn, std::vector<int> want_rc = {}, double timeout_s = 150,
@@ -262,6 +263,7 @@ static inline int run_procs(int nranks, const RankFn& fn, std::vector<int> want_
   for (int r = 0; r < nranks; ++r) {
     const int st = status[r];
     if (WIFEXITED(st) && WEXITSTATUS(st) == want_rc[r] && !killed[r]) continue;
+    if (WIFSIGNALED(st) && 128 + WTERMSIG(st) == want_rc[r] && !killed[r]) continue;  // meant to die by that signal
     ++failed;
     if (WIFEXITED(st))
       std::printf("[launcher] rank %d: exit status %d, expected %d\n", r, WEXITSTATUS(st), want_rc[r]);
@@ -303,7 +305,10 @@ static inline int run_env(const RankFn& fn) {
   if (rank == 0) {
     CHECK_NCCL(ncclGetUniqueId(&id));
     const std::string part = path + ".part";
-    FILE* f = std::fopen(part.c_str(), "wb");
+    // The id carries the job secret: readable by this user only (other users on the host reach loopback too).
+    std::remove(part.c_str());
+    const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    FILE* f = fd >= 0 ? fdopen(fd, "wb") : nullptr;
     if (!f || std::fwrite(&id, sizeof(id), 1, f) != 1 || std::fclose(f) != 0 || std::rename(part.c_str(), path.c_str()) != 0) {
       std::perror(part.c_str());
       std::exit(2);

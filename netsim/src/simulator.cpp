@@ -513,6 +513,11 @@ const CollectiveTiming& Simulator::timing(int handle) const {
   return impl_->colls.at(static_cast<size_t>(handle)).timing;
 }
 const std::vector<LinkUsageSample>& Simulator::link_usage() const { return impl_->model->usage(); }
+
+void Simulator::stop_link_usage() {
+  impl_->opts.record_link_usage = false;
+  impl_->model->stop_recording();
+}
 SimTime Simulator::now() const { return impl_->engine.now(); }
 const Topology& Simulator::topology() const { return *impl_->topo; }
 

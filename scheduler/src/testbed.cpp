@@ -320,8 +320,23 @@ Result<Testbed> testbed_load(const std::string& name) {
     t.measured_latency_us = j.at("measured_latency_us").get<double>();
     t.measured_goodput_bits_per_s = j.at("measured_goodput_bits_per_s").get<double>();
     t.topology_file = j.at("topology_file").get<std::string>();
-    if (static_cast<int>(t.namespaces.size()) != t.hosts || t.addresses.size() != t.namespaces.size())
+    if (static_cast<int>(t.namespaces.size()) != t.hosts || t.addresses.size() != t.namespaces.size() ||
+        t.bridge_ports.size() != t.namespaces.size())
       return invalid_argument(state_path(name) + ": inconsistent host lists");
+    // Down removes what the file lists: only names this testbed would have created, so a stale or forged file
+    // cannot make it delete anything else.
+    auto expect = [&](const std::string& got, const std::string& want) -> Status {
+      if (got == want) return Status::ok();
+      return invalid_argument(state_path(name) + ": '" + got + "' is not a name testbed " + name + " creates (" + want +
+                              "): refusing to touch it");
+    };
+    GENIE_TRY(expect(t.name, name));
+    GENIE_TRY(expect(t.bridge, name + "-br"));
+    for (int i = 0; i < t.hosts; ++i) {
+      GENIE_TRY(expect(t.namespaces[static_cast<size_t>(i)], name + "-h" + std::to_string(i)));
+      GENIE_TRY(expect(t.bridge_ports[static_cast<size_t>(i)], name + "-p" + std::to_string(i)));
+    }
+    GENIE_TRY(expect(t.topology_file, testbed_state_dir() + "/testbed-" + name + ".topology.json"));
     return t;
   } catch (const std::exception& e) {
     return invalid_argument(state_path(name) + ": " + e.what());
@@ -383,8 +398,10 @@ Result<Testbed> testbed_up(const TestbedSpec& spec, bool* already) {
     auto r_ = run({__VA_ARGS__});                          \
     if (!r_.is_ok()) return fail(r_.status());             \
   } while (0)
+  // Each name is recorded only once its `add` succeeded: a failed up removes what it created, never a bridge or
+  // namespace of that name that existed before (docs/SECURITY.md).
+  GENIE_TB_RUN("ip", "link", "add", spec.name + "-br", "type", "bridge");
   t.bridge = spec.name + "-br";
-  GENIE_TB_RUN("ip", "link", "add", t.bridge, "type", "bridge");
   GENIE_TB_RUN("ip", "link", "set", t.bridge, "up");
   const std::string rate = rate_text(spec.link_bits_per_s);
   const std::string burst = std::to_string(t.burst_bytes);

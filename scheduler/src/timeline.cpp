@@ -54,8 +54,27 @@ bool Dep::resolved() const { return !op_ || op_->done.load(std::memory_order_acq
 SimTime Dep::time() const { return op_ ? op_->end : time_; }
 Status Dep::status() const { return op_ && resolved() ? op_->status : Status::ok(); }
 
+// Trace records waiting for a drain (the coordinator client drains every 50 ms) are capped per lane and for the
+// host spans: a process that records but is never drained (GENIE_FAKECUDA_TRACE=1 without a coordinator, or one
+// that cannot be reached) would otherwise keep every op it ever ran, 56 bytes each. 2^19 records (28 MiB) is
+// ten times what a lane issuing one op per 0.1 us (twice the fastest launch, docs/BENCHMARKS.md) fills between two
+// drains. Beyond it records are counted, not kept.
+constexpr size_t kMaxUndrainedRecords = size_t{1} << 19;
+
 struct Timeline::Core {
   Core(ClockOptions o, bool trace) : clock(o), record_trace(trace) {}
+  std::atomic<uint64_t> dropped_records{0};
+  // Appends `r` to `v` unless it holds kMaxUndrainedRecords already (then counts it as dropped).
+  template <class V, class R>
+  void keep_record(V& v, R&& r) {
+    if (v.size() < kMaxUndrainedRecords) {
+      v.push_back(std::forward<R>(r));
+      return;
+    }
+    if (dropped_records.fetch_add(1, std::memory_order_relaxed) == 0)
+      GENIE_LOG_WARN("sched", "trace records are not being collected (no coordinator drains them): keeping at most {} "
+                     "per stream, later ones are counted only", kMaxUndrainedRecords);
+  }
   Clock clock;
   bool record_trace;
   std::mutex mu;
@@ -207,8 +226,8 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       st->queue.pop_front();
       if (st->pending_tail == op) st->pending_tail.reset();
       if (tl.record_trace)
-        st->records.push_back({op->spec.label, op->start, op->end, op->spec.kind, op->spec.bytes, op->spec.comm,
-                               op->spec.seq});
+        tl.keep_record(st->records, OpRecord{op->spec.label, op->start, op->end, op->spec.kind, op->spec.bytes,
+                                             op->spec.comm, op->spec.seq});
     }
     // Release the op's closures (they may hold buffers) before signalling.
     op->spec.action = nullptr;
@@ -273,7 +292,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       if (has_work) clock.end_excluded_work(clock.wall_now() - work_start);
       st.last_end = end;
       if (st.core->record_trace)
-        st.records.push_back({spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
+        st.core->keep_record(st.records, OpRecord{spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
       if (status.is_ok()) return Dep::at(end);
       if (st.error.is_ok()) st.error = status;
       auto failed = std::make_shared<Op>();
@@ -526,8 +545,10 @@ void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind
     number = core_->next_host_thread.fetch_add(1, std::memory_order_relaxed);
   }
   std::lock_guard lk(core_->host_mu);
-  core_->host_records.emplace_back(device, number, OpRecord{label, start, end, kind});
+  core_->keep_record(core_->host_records, std::tuple<int, uint32_t, OpRecord>{device, number, OpRecord{label, start, end, kind}});
 }
+
+uint64_t Timeline::dropped_records() const { return core_->dropped_records.load(std::memory_order_relaxed); }
 
 void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn) {
   std::vector<std::tuple<int, uint32_t, OpRecord>> host;

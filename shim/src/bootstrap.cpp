@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "genie/common/log.hpp"
+#include "genie/common/siphash.hpp"
 
 namespace genie::shim {
 namespace {
@@ -229,7 +230,7 @@ void root_loop(int listen_fd, UniqueId id, std::chrono::milliseconds timeout) {
       GENIE_LOG_WARN("shim", "bootstrap root: dropped a malformed hello from {}", addr);
       continue;
     }
-    if (std::memcmp(h.secret, id.secret.data(), sizeof(h.secret)) != 0) {
+    if (!equal_constant_time(h.secret, id.secret.data(), sizeof(h.secret))) {  // no timing hint about the secret
       GENIE_LOG_WARN("shim", "bootstrap root: refused a connection from {}: wrong job secret", addr);
       continue;
     }

@@ -108,6 +108,13 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator_fabric(cons
   }
   std::unique_ptr<FabricComm> f = std::move(fc).value();
   GENIE_TRY(f->connect(my_index, addrs, hosts));
+  GENIE_TRY(f->seal(
+      [&](int r) {
+        const int fd = pidfds_[static_cast<size_t>(members[static_cast<size_t>(r)])];
+        pollfd p{fd, POLLIN, 0};
+        return fd >= 0 && ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+      },
+      bootstrap_timeout()));
   std::vector<RankInfo> table;
   for (size_t i = 0; i < members.size(); ++i) {
     RankInfo ri = peers_[static_cast<size_t>(members[i])];

@@ -65,6 +65,13 @@ int open_pidfd(int pid) {
 #endif
 }
 
+// True when the process behind `pidfd` has exited (false for -1: unknown).
+bool pidfd_exited(int pidfd) {
+  if (pidfd < 0) return false;
+  pollfd p{pidfd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 struct FabricRequest {
   bool real = false;
   std::string provider;
@@ -138,6 +145,16 @@ Result<std::unique_ptr<FabricComm>> Communicator::connect_fabric(int rank, const
   GENIE_TRY(check_fabric_blobs(all, &addrs));
   std::unique_ptr<FabricComm> f = std::move(fc).value();
   GENIE_TRY(f->connect(rank, addrs, hosts));
+  // Same-host peers that exit while the others wait in seal() fail the wait at once.
+  std::vector<int> pidfds(table.size(), -1);
+  for (size_t r = 0; r < table.size(); ++r)
+    if (static_cast<int>(r) != rank && std::strncmp(table[r].host, table[static_cast<size_t>(rank)].host,
+                                                    sizeof(table[r].host)) == 0)
+      pidfds[r] = open_pidfd(table[r].pid);
+  Status sealed = f->seal([&](int r) { return pidfd_exited(pidfds[static_cast<size_t>(r)]); }, bootstrap_timeout());
+  for (int fd : pidfds)
+    if (fd >= 0) ::close(fd);
+  GENIE_TRY(sealed);
   return f;
 }
 
@@ -332,6 +349,12 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
 }
 
 Communicator::~Communicator() {
+  // A peer on this host killed by SIGKILL never removed its shm provider files: its survivors do.
+  if (fab_) {
+    std::vector<bool> dead(pidfds_.size(), false);
+    for (size_t r = 0; r < pidfds_.size(); ++r) dead[r] = pidfd_exited(pidfds_[r]);
+    fab_->remove_dead_peer_files(dead);
+  }
   for (int fd : pidfds_)
     if (fd >= 0) ::close(fd);
 }

@@ -236,6 +236,8 @@ double hang_timeout_s();
 Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status& why);
 /// IPv4 address the real fabric's IP providers bind to (GENIE_SHIM_FABRIC_ADDR, else the bootstrap's).
 std::string fabric_addr();
+/// GENIE_SHIM_BOOTSTRAP_TIMEOUT_S: how long a communicator's ranks have to find each other.
+std::chrono::milliseconds bootstrap_timeout();
 
 /// Converters between the API's enums and netsim's.
 const char* collective_api_name(netsim::Collective c) noexcept;  ///< "AllReduce"

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "genie/sched/coordinator.hpp"
+#include "genie/sched/report.hpp"
 
 namespace genie::sched {
 namespace {
@@ -172,6 +173,48 @@ TEST(CoordinatorCore, AnalyticalEngineResolvesAtOnceWithoutPromises) {
   ASSERT_EQ(h.resolved(0).size(), 1u);
   EXPECT_EQ(h.resolved(0)[0].start_ns, 5000);
   EXPECT_GT(h.resolved(0)[0].end_ns, 5000);
+}
+
+TEST(CoordinatorCore, CallsBeyondTheRecordLimitAreKeptAsTotals) {
+  // System: max_collective_records = 3, ten all-reduces of 2^16 floats on one communicator (flow engine; both
+  // processes promise "nothing until woken" after each call), link usage recorded.
+  // Expectation: three calls kept in detail, the other seven as one totals entry (7 calls, 7 x 256 KiB); the
+  // exit summary still counts all ten; link usage stops with the detailed records (the 4th call's samples, taken
+  // when it started, are the last).
+  CoordinatorOptions o = options(2);
+  o.max_collective_records = 3;
+  o.record_link_usage = true;
+  Harness h(o);
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  size_t samples_after_4 = 0;
+  for (uint64_t seq = 1; seq <= 10; ++seq) {
+    h.send(0, coll(7, seq, 0, static_cast<int64_t>(seq) * 100000, 1 << 16));
+    h.send(1, coll(7, seq, 1, static_cast<int64_t>(seq) * 100000, 1 << 16));
+    h.send(0, coord::Promise{INT64_MAX, seq - 1});
+    h.send(1, coord::Promise{INT64_MAX, seq - 1});
+    ASSERT_EQ(h.resolved(0).size(), seq);
+    if (seq == 4) samples_after_4 = h.core.record().link_usage.size();
+  }
+  ASSERT_EQ(h.resolved(0).size(), 10u);
+  const JobRecord& job = h.core.record();
+  EXPECT_GT(samples_after_4, 0u);
+  EXPECT_EQ(job.link_usage.size(), samples_after_4);
+  EXPECT_GT(job.link_usage_until, SimTime::zero());
+  EXPECT_EQ(job.resolved_calls, 10u);
+  EXPECT_EQ(job.collectives.size(), 3u);
+  ASSERT_EQ(job.collectives_beyond.size(), 1u);
+  const JobRecord::CallTotals& t = job.collectives_beyond.begin()->second;
+  EXPECT_EQ(t.calls, 7u);
+  EXPECT_EQ(t.bytes, 7u * (1u << 16) * 4u);
+  EXPECT_EQ(t.last_end.count_ns(), h.resolved(0).back().end_ns);
+  ReportInput in;
+  in.job = &job;
+  in.nranks = 2;
+  const std::string summary = summary_text(in);
+  EXPECT_NE(summary.find("AllReduce           10       2621440"), std::string::npos) << summary;
 }
 
 TEST(CoordinatorCore, ProcessThatVanishesFailsItsPeersPendingCalls) {

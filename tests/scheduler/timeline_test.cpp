@@ -135,5 +135,23 @@ TEST(Lane, DestroyingALaneLetsQueuedWorkFinish) {
   EXPECT_TRUE(ran);
 }
 
+TEST(Timeline, UndrainedTraceRecordsAreCappedAndCounted) {
+  // System: a recording timeline nobody drains; 2^19 + 1000 inline ops on one lane.
+  // Expectation: the lane keeps 2^19 records (the cap) and counts the other 1000 as dropped; after a drain it
+  // records again.
+  Timeline tl(virtual_clock(), /*record_trace=*/true);
+  Lane lane(tl);
+  const size_t cap = size_t{1} << 19;
+  for (size_t i = 0; i < cap + 1000; ++i) lane.submit(timed(SimTime::ns(1)), SimTime::zero());
+  EXPECT_EQ(lane.records().size(), cap);
+  EXPECT_EQ(tl.dropped_records(), 1000u);
+  size_t drained = 0;
+  tl.drain_records([&](int, uint32_t, const OpRecord&) { ++drained; });
+  EXPECT_EQ(drained, cap);
+  lane.submit(timed(SimTime::ns(1)), SimTime::zero());
+  EXPECT_EQ(lane.records().size(), 1u);
+  EXPECT_EQ(tl.dropped_records(), 1000u);
+}
+
 }  // namespace
 }  // namespace genie::sched

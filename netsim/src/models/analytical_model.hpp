@@ -23,6 +23,7 @@ class AnalyticalModel final : public NetworkModel {
   void advance(SimTime now, SimTime dt) override;
   size_t active() const override { return heap_.size(); }
   const std::vector<LinkUsageSample>& usage() const override { return usage_; }
+  void stop_recording() override { record_ = false; }
 
  private:
   struct Entry {

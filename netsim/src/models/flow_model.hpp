@@ -30,6 +30,7 @@ class FlowModel final : public NetworkModel {
   void advance(SimTime now, SimTime dt) override;
   size_t active() const override { return live_; }
   const std::vector<LinkUsageSample>& usage() const override { return usage_; }
+  void stop_recording() override { record_ = false; }
   /// Current rate of action `id` (bytes/s), for tests; 0 if unknown or in its latency phase.
   double rate_of(uint64_t id);
 

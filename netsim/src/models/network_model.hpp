@@ -42,6 +42,8 @@ class NetworkModel : public Model {
   virtual size_t active() const = 0;
   /// Link usage samples when recording is on.
   virtual const std::vector<LinkUsageSample>& usage() const = 0;
+  /// Records no more link usage from now on (the samples so far stay).
+  virtual void stop_recording() = 0;
 };
 
 }  // namespace genie::netsim

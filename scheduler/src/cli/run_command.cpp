@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/fabric_summary.hpp"
 #include "genie/common/config.hpp"
+#include "genie/common/shm_names.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/simulator.hpp"
 #include "genie/sched/coordinator.hpp"
@@ -41,6 +42,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
   static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock,
       report_dir = "genie-report";
   static double grace_s = 10, stall_s = 2, dilation = 0;
+  static size_t report_max_calls = 1000000;
   static bool no_prefix = false, no_report = false, no_coordinator = false;
   cmd->add_option("-n,--nranks", spec.nranks, "Number of ranks (processes)")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--nodes", spec.nodes, "Emulated nodes; ranks fill them in order (default: ceil(N / gpus-per-node))")
@@ -56,6 +58,10 @@ void register_run_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--report", report_dir, "Directory for genie-report.json and trace.json (default ./genie-report)");
   cmd->add_flag("--no-report", no_report, "Write no report files (the summary is still printed)");
+  cmd->add_option("--report-max-calls", report_max_calls,
+                  "Calls the coordinator keeps in detail for the report (later ones count in its totals only), so a "
+                  "long job's memory stays bounded")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40));
   cmd->add_flag("--no-coordinator", no_coordinator,
                 "Time each communicator's calls alone, without the global clock (no contention, no report)");
   cmd->add_option("--stall-grace", stall_s,
@@ -178,6 +184,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       o.core.nccl_env = netsim::NcclEnv::from_config(config::global());
       o.core.gpus_per_node = jt.gpus_per_node;
       o.core.expected_processes = spec.nranks;
+      o.core.max_collective_records = report_max_calls;
       o.secret = secret.value();
       o.stall_grace = std::chrono::milliseconds(static_cast<int64_t>(stall_s * 1000));
       o.show_progress = ::isatty(2) != 0;
@@ -192,8 +199,18 @@ void register_run_command(CLI::App& app, int* exit_code) {
       spec.extra_env["GENIE_JOB_SECRET"] = secret_to_hex(secret.value());
       spec.extra_env["GENIE_FAKECUDA_TRACE"] = no_report ? "0" : "1";
     }
+    // One tag in the names of every shared-memory file the ranks create (GENIE_JOB_TAG if the caller set one):
+    // what a killed rank could not remove is removed below, once every rank has exited.
+    auto tag = shm_names::job_tag();
+    if (!tag.is_ok()) return fail(tag.status().message());
+    spec.extra_env["GENIE_JOB_TAG"] = *tag;
     const auto t0 = std::chrono::steady_clock::now();
     auto r = launch(spec);
+    if (auto removed = shm_names::remove_job_files(*tag); !removed.is_ok())
+      std::cerr << "genie run: " << removed.status().message() << "\n";
+    else if (*removed > 0)
+      std::cerr << "[genie] removed " << *removed << " shared-memory file(s) the job's ranks left in "
+                << shm_names::kShmDir << "\n";
     if (!r.is_ok()) {
       std::cerr << "genie run: " << r.status().message() << "\n";
       *exit_code = 2;

@@ -377,7 +377,25 @@ struct CoordinatorCore::Impl {
         p.promise = std::min(p.promise, std::max(r.end, sim->now()).count_ns());
       send(p.conn, coord::Message{m});
     }
-    rec.collectives.push_back(std::move(r));
+    ++rec.resolved_calls;
+    if (rec.collectives.size() < opt.max_collective_records) {
+      rec.collectives.push_back(std::move(r));
+    } else {
+      if (rec.collectives_beyond.empty() && opt.record_link_usage) {
+        // Link usage (a few samples per transfer) stops with the detailed records: the report's link charts
+        // then cover the calls it shows in detail.
+        sim->stop_link_usage();
+        rec.link_usage_until = sim->now();
+      }
+      JobRecord::CallTotals& t = rec.collectives_beyond[{r.comm, r.collective, r.nranks}];
+      const double us = (r.end - r.start).to_us();
+      ++t.calls;
+      t.bytes += r.bytes;
+      t.failed += r.error.empty() ? 0 : 1;
+      t.time_us += us;
+      t.algbw_sum_gbps += us > 0 ? r.bytes / (us * 1e3) : 0;
+      t.last_end = std::max(t.last_end, r.end);
+    }
     pending.erase(key);
   }
 
@@ -636,6 +654,9 @@ JobRecord& CoordinatorCore::record() {
   impl_->rec.link_usage = impl_->sim->link_usage();
   return impl_->rec;
 }
+
+void CoordinatorCore::note_protocol_error() { ++impl_->rec.protocol_errors; }
+uint64_t CoordinatorCore::resolved_calls() const { return impl_->rec.resolved_calls; }
 
 int CoordinatorCore::live_processes() const {
   // A process that said Bye has left, though its connection may stay open until it exits: with

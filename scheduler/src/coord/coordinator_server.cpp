@@ -164,7 +164,7 @@ struct CoordinatorServer::Impl {
 
   void refuse(Conn& c, const std::string& why) {
     GENIE_LOG_WARN("sched", "coordinator: refused the connection from {}: {}", c.peer, why);
-    ++core->record().protocol_errors;
+    core->note_protocol_error();
     c.closing = true;
   }
 
@@ -187,7 +187,7 @@ struct CoordinatorServer::Impl {
       if (!r.is_ok()) {
         if (!c.authenticated) return refuse(c, r.status().message());
         GENIE_LOG_WARN("sched", "coordinator: {}: {}", c.peer, r.status().message());
-        ++core->record().protocol_errors;
+        core->note_protocol_error();
         if (c.decoder.broken()) {
           c.closing = true;
           return;
@@ -225,9 +225,9 @@ struct CoordinatorServer::Impl {
     auto now = SteadyClock::now();
     if (!force && now - last_progress < std::chrono::seconds(1)) return;
     last_progress = now;
-    JobRecord& r = core->record();
+    // Not core->record(): that copies every link-usage sample, and this runs every second of a long job.
     std::fprintf(stderr, "\r[genie] %d/%d ranks joined, %zu calls resolved, virtual time %.3f ms   ",
-                 core->registered_processes(), opt.core.expected_processes, r.collectives.size(),
+                 core->registered_processes(), opt.core.expected_processes, static_cast<size_t>(core->resolved_calls()),
                  core->safe_time().to_ms());
     progress_shown = true;
   }
@@ -351,7 +351,7 @@ JobRecord CoordinatorServer::finish() {
   (void)!::write(impl_->wake_fd, &one, sizeof(one));
   if (impl_->thread.joinable()) impl_->thread.join();
   if (impl_->progress_shown) std::fprintf(stderr, "\n");
-  return impl_->core->record();
+  return std::move(impl_->core->record());  // moved out, not copied: a long job's records are hundreds of MiB
 }
 
 }  // namespace genie::sched

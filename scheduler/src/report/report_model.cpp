@@ -287,13 +287,28 @@ Model build_model(const ReportInput& in) {
       tot->failed += c.error.empty() ? 0 : 1;
     }
   }
+  // Calls the coordinator kept as totals only (beyond CoordinatorOptions::max_collective_records).
+  for (const auto& [k, b] : job.collectives_beyond) {
+    const auto& [comm, coll, nranks] = k;
+    if (!m.comm_names.count(comm)) m.comm_names[comm] = "c" + std::to_string(m.comm_names.size());
+    m.span_us = std::max(m.span_us, b.last_end.to_us());
+    for (Total* tot : {&m.per_op[api_name(coll)], &m.per_comm[m.comm_names[comm]]}) {
+      tot->calls += b.calls;
+      tot->bytes += b.bytes;
+      tot->time_us += b.time_us;
+      tot->busbw_sum += b.algbw_sum_gbps * busbw_factor(coll, nranks);
+      tot->failed += b.failed;
+    }
+  }
   for (auto& [n, t] : m.per_op) t.name = n;
   for (auto& [n, t] : m.per_comm) t.name = n;
 
   // Link utilisation in bins over the job's span.
-  if (in.topology && !job.link_usage.empty() && m.span_us > 0) {
+  const double link_span_us =
+      job.link_usage_until > SimTime::zero() ? std::min(m.span_us, job.link_usage_until.to_us()) : m.span_us;
+  if (in.topology && !job.link_usage.empty() && link_span_us > 0) {
     constexpr int kBins = 120;
-    m.bin_us = m.span_us / kBins;
+    m.bin_us = link_span_us / kBins;
     std::map<uint32_t, std::vector<double>> bytes;  // channel -> bytes per bin
     for (const auto& u : job.link_usage) {
       auto& b = bytes[u.channel];

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "genie/sched/report.hpp"
 #include "genie/sched/timeline.hpp"
@@ -31,6 +32,22 @@ std::string hex(uint64_t v) {
 }
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+// Long jobs have up to max_collective_entries calls and max_trace_events trace events. As a document tree they
+// cost about 2 KB each (a 10^5-call job's report took 4.3 GB), so those arrays are written as text, one element
+// at a time, exactly as dump() would have laid them out.
+constexpr const char* kCollectivesSlot = "@genie-collectives@";
+
+// Appends `e` as an element of a JSON array nested `depth` levels deep in a document dumped with indent 1.
+void append_element(std::string* out, const json& e, int depth) {
+  const std::string pad(static_cast<size_t>(depth), ' ');
+  out->append(out->empty() ? "" : ",\n").append(pad);
+  const std::string t = e.dump(1);
+  for (char c : t) {
+    out->push_back(c);
+    if (c == '\n') out->append(pad);
+  }
+}
 
 std::string demangle(const std::string& name) {
   int status = 0;
@@ -55,13 +72,14 @@ const char* kind_name(OpKind k) {
   return "other";
 }
 
-// Writes `text` to `path` through a temporary file renamed into place.
-Status write_file(const std::filesystem::path& path, const std::string& text) {
+// Writes the concatenation of `parts` to `path` through a temporary file renamed into place (the parts of a long
+// job's report are hundreds of MiB each: they are not joined in memory first).
+Status write_file(const std::filesystem::path& path, std::initializer_list<std::string_view> parts) {
   const auto tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return system_error("cannot write " + tmp + ": " + std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (std::string_view text : parts) out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) return system_error("cannot write " + tmp + " (disk full?): " + std::strerror(errno));
   }
@@ -147,7 +165,9 @@ json fabric_section(const std::string& dir, std::map<std::string, std::string>* 
   return {{"calls", calls}, {"summary", summary}, {"malformed_lines", bad}};
 }
 
-json report_json(const ReportInput& in, const Model& m) {
+// The report as a document, except for its "collectives" array: that is written into *collectives (the text
+// of the array's elements) and the document holds kCollectivesSlot in its place.
+json report_json(const ReportInput& in, const Model& m, std::string* collectives) {
   const JobRecord& job = *in.job;
   json j;
   j["schema"] = "genie-report";
@@ -201,7 +221,8 @@ json report_json(const ReportInput& in, const Model& m) {
     return std::tie(a->start, m.comm_names.at(a->comm), a->seq, a->src, a->dst) <
            std::tie(b->start, m.comm_names.at(b->comm), b->seq, b->src, b->dst);
   });
-  json entries = json::array();
+  std::string& entries = *collectives;
+  entries.clear();
   size_t n_entries = 0;
   bool truncated = false;
   for (const CollectiveRecord* c : calls) {
@@ -251,12 +272,12 @@ json report_json(const ReportInput& in, const Model& m) {
       }
       if (c->clamped_by > SimTime::zero()) e["late_us"] = round3(c->clamped_by.to_us());
       if (!c->error.empty()) e["error"] = c->error;
-      entries.push_back(std::move(e));
+      append_element(&entries, e, 2);
       ++n_entries;
     }
   }
-  j["collectives"] = entries;
-  j["collectives_truncated"] = truncated;
+  j["collectives"] = kCollectivesSlot;
+  j["collectives_truncated"] = truncated || !job.collectives_beyond.empty();
 
   json ranks = json::array();
   for (const auto& r : m.ranks) {
@@ -339,12 +360,15 @@ json report_json(const ReportInput& in, const Model& m) {
   return j;
 }
 
-std::string trace_json(const ReportInput& in, const Model& m) {
+// trace.json as two parts: the text before the traceEvents elements (*head) and the elements themselves.
+std::string trace_json(const ReportInput& in, const Model& m, std::string* head) {
   const JobRecord& job = *in.job;
-  json ev = json::array();
+  std::string ev;  // the traceEvents array's elements, compact (dump() without indent)
   size_t count = 0;
-  auto push = [&](json e) {
-    if (count++ < in.max_trace_events) ev.push_back(std::move(e));
+  auto push = [&](const json& e) {
+    if (count++ >= in.max_trace_events) return;
+    if (!ev.empty()) ev.push_back(',');
+    ev += e.dump();
   };
   // Processes and threads: one process per rank (device), a thread per stream, one per host thread.
   std::map<std::pair<int, int>, int> pid_of;  // (process, device) -> trace pid
@@ -424,9 +448,11 @@ std::string trace_json(const ReportInput& in, const Model& m) {
       push({{"ph", "C"}, {"name", name}, {"pid", net_pid}, {"ts", u.end.to_us()}, {"args", {{"GB/s", 0.0}}}});
     }
   }
-  json t = {{"traceEvents", ev}, {"displayTimeUnit", "ns"},
-            {"otherData", {{"generator", "genie"}, {"events_dropped", count > in.max_trace_events ? count - in.max_trace_events : 0}}}};
-  return t.dump();
+  // Keys in the order dump() sorts them: displayTimeUnit, otherData, traceEvents.
+  const json other = {{"generator", "genie"},
+                      {"events_dropped", count > in.max_trace_events ? count - in.max_trace_events : 0}};
+  *head = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + other.dump() + ",\"traceEvents\":[";
+  return ev;
 }
 
 }  // namespace
@@ -436,8 +462,20 @@ Status write_report(const std::string& dir, const ReportInput& in) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return system_error("cannot create the report directory " + dir + ": " + ec.message());
   const Model m = report::build_model(in);
-  GENIE_TRY(write_file(std::filesystem::path(dir) / "genie-report.json", report_json(in, m).dump(1) + "\n"));
-  GENIE_TRY(write_file(std::filesystem::path(dir) / "trace.json", trace_json(in, m)));
+  {
+    std::string entries;
+    const std::string text = report_json(in, m, &entries).dump(1) + "\n";
+    const std::string slot = std::string("\"") + kCollectivesSlot + "\"";
+    const size_t at = text.find(slot);
+    if (at == std::string::npos) return internal_error("report: the collectives slot is missing");
+    const std::string_view t(text);
+    GENIE_TRY(write_file(std::filesystem::path(dir) / "genie-report.json",
+                         {t.substr(0, at), entries.empty() ? "[]" : "[\n", entries, entries.empty() ? "" : "\n ]",
+                          t.substr(at + slot.size())}));
+  }
+  std::string head;
+  const std::string events = trace_json(in, m, &head);
+  GENIE_TRY(write_file(std::filesystem::path(dir) / "trace.json", {head, events, "]}"}));
   return Status::ok();
 }
 

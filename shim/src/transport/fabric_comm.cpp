@@ -2,11 +2,14 @@
 // FabricComm: endpoints, address exchange and the one completion-driving loop every exchange uses.
 #include "transport/fabric_comm.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/common/shm_names.hpp"
 
 namespace genie::shim {
 namespace {
@@ -75,16 +78,60 @@ Status FabricComm::connect(int rank, const std::vector<std::vector<uint8_t>>& bl
   hosts_ = std::move(hosts);
   data_addr_.clear();
   ctrl_addr_.clear();
+  peer_names_.clear();
   for (const auto& b : blobs) {
     size_t pos = 0;
     GENIE_ASSIGN_OR_RETURN(auto dn, get_name(b, &pos));
     GENIE_ASSIGN_OR_RETURN(auto cn, get_name(b, &pos));
+    peer_names_.push_back({dn, cn});
     GENIE_ASSIGN_OR_RETURN(uint64_t da, data_->insert(dn));
     GENIE_ASSIGN_OR_RETURN(uint64_t ca, ctrl_->insert(cn));
     data_addr_.push_back(da);
     ctrl_addr_.push_back(ca);
   }
   return Status::ok();
+}
+
+Status FabricComm::seal(const std::function<bool(int)>& peer_dead, std::chrono::milliseconds stall) {
+  if (provider() != "shm") return Status::ok();
+  FabricWait w;
+  w.what = "real-fabric set-up";
+  w.stall = stall;
+  w.check = [&](const std::vector<int>& waiting_for) -> Status {
+    for (int r : waiting_for)
+      if (peer_dead && peer_dead(r)) return Status(Errc::kRemote, "peer " + peer_name(r) + " exited during " + w.what);
+    return Status::ok();
+  };
+  std::vector<int> all;
+  for (int r = 0; r < nranks(); ++r) all.push_back(r);
+  const uint8_t one = 1;
+  // Sequence 0 on the control endpoint: the communicator's own gathers count from 1.
+  GENIE_TRY(gather(all, &one, sizeof(one), 0, w).status());
+  data_->unlink_shm_file();
+  ctrl_->unlink_shm_file();
+  return Status::ok();
+}
+
+int FabricComm::remove_dead_peer_files(const std::vector<bool>& dead) const {
+  if (provider() != "shm") return 0;
+  constexpr const char* kPrefix = "fi_shm://";
+  int removed = 0;
+  for (size_t r = 0; r < peer_names_.size() && r < dead.size(); ++r) {
+    if (!dead[r] || static_cast<int>(r) == rank_) continue;
+    for (const auto& raw : peer_names_[r]) {
+      std::string n(raw.begin(), raw.end());
+      while (!n.empty() && n.back() == '\0') n.pop_back();
+      if (n.rfind(kPrefix, 0) == 0) n = n.substr(std::strlen(kPrefix));
+      // Only our own naming scheme, one path component, a file of ours: a peer's name is not trusted further.
+      if (n.rfind("genie-", 0) != 0 || n.find('/') != std::string::npos) continue;
+      if (!shm_names::check_owner_only(n).is_ok()) continue;
+      if (::shm_unlink(n.c_str()) == 0) ++removed;
+    }
+  }
+  if (removed > 0)
+    GENIE_LOG_INFO("shim", "fabric: removed {} shared-memory file(s) of peers that exited without closing them",
+                   removed);
+  return removed;
 }
 
 std::string FabricComm::peer_name(int r) const {

@@ -81,12 +81,24 @@ class FabricComm {
   Result<std::vector<std::vector<uint8_t>>> gather(const std::vector<int>& members, const void* mine, size_t len,
                                                     uint64_t seq, const FabricWait& w);
 
+  /// After connect(): waits until every rank has connected (a control all-gather: a peer's message means it has
+  /// inserted, so mapped, every address), then removes this rank's shm region files, which no peer needs by name
+  /// any more (FabricEndpoint::unlink_shm_file). `peer_dead(r)` says a peer on this host exited; the wait fails
+  /// with kRemote naming it, or after `stall`. Other providers: returns at once.
+  Status seal(const std::function<bool(int)>& peer_dead, std::chrono::milliseconds stall);
+
+  /// shm provider: removes the shared-memory files of the peers `dead` marks (indexed by rank: processes on this
+  /// host known to have exited), which a peer killed by SIGKILL could not remove itself. Only Genie's names
+  /// (genie-<tag>-...) of files this user owns are removed. Returns how many were.
+  int remove_dead_peer_files(const std::vector<bool>& dead) const;
+
  private:
   FabricComm() = default;
   int rank_ = 0;
   std::unique_ptr<FabricEndpoint> data_, ctrl_;
   std::vector<uint64_t> data_addr_, ctrl_addr_;
   std::vector<std::string> hosts_;
+  std::vector<std::vector<std::vector<uint8_t>>> peer_names_;  ///< per rank: its data and control endpoint names
   std::vector<std::shared_ptr<void>> graveyard_;
 };
 

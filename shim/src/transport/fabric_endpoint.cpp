@@ -10,13 +10,17 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 #include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <thread>
 
 #include "genie/common/log.hpp"
+#include "genie/common/shm_names.hpp"
 
 namespace genie::shim {
 namespace {
@@ -45,6 +49,46 @@ fi_info* make_hints(const std::string& lf_prov) {
 }
 
 // "tcp;ofi_rxm" -> "tcp", "verbs;ofi_rxm" -> "verbs": the names users give.
+// libfabric's shm provider names each endpoint's region after the getinfo node ("fi_shm://<node>:<uid>:<n>"),
+// by default the pid: predictable, so another user could create the file first (the provider reuses a file
+// whose recorded pid is dead). Ours is genie-<job tag>-<64 random bits>, and genie run removes what a killed
+// rank of its job left behind (docs/SECURITY.md).
+constexpr const char* kShmAddrPrefix = "fi_shm://";
+
+bool is_shm(const std::string& lf) { return lf == "shm"; }
+
+// shm regions of endpoints still open. libfabric removes a region's file when the endpoint closes and on
+// SIGINT/SIGTERM/SIGSEGV/SIGBUS, but not at a plain exit(): a program that never destroys its communicators
+// (many do not) would leave them in /dev/shm. exit() runs this list's handler; _exit() and SIGKILL leave them
+// to the communicator's survivors (FabricComm::remove_dead_peer_files) and to genie run.
+struct OpenShmFiles {
+  std::mutex mu;
+  std::set<std::string> names;
+};
+OpenShmFiles& open_shm_files() {
+  static auto* f = new OpenShmFiles();  // never destroyed: the exit handler uses it
+  return *f;
+}
+void remember_shm_file(const std::string& name) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::atexit([] {
+      auto& f = open_shm_files();
+      std::lock_guard lk(f.mu);
+      for (const auto& n : f.names) ::shm_unlink(n.c_str());
+      f.names.clear();
+    });
+  });
+  auto& f = open_shm_files();
+  std::lock_guard lk(f.mu);
+  f.names.insert(name);
+}
+void forget_shm_file(const std::string& name) {
+  auto& f = open_shm_files();
+  std::lock_guard lk(f.mu);
+  f.names.erase(name);
+}
+
 std::string user_name(const std::string& lf) {
   auto semi = lf.find(';');
   return semi == std::string::npos ? lf : lf.substr(0, semi);
@@ -75,7 +119,22 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
   fi_info* hints = make_hints(lf);
   fi_info* info = nullptr;
   const bool ip = uses_ip(lf) && !src_addr.empty();
-  int rc = fi_getinfo(FI_VERSION(1, 17), ip ? src_addr.c_str() : nullptr, nullptr, ip ? FI_SOURCE : 0, hints, &info);
+  std::string node = ip ? src_addr : std::string();
+  if (is_shm(lf)) {
+    auto tag = shm_names::job_tag();
+    if (!tag.is_ok()) {
+      fi_freeinfo(hints);
+      return tag.status();
+    }
+    auto name = shm_names::unique_name(*tag);
+    if (!name.is_ok()) {
+      fi_freeinfo(hints);
+      return name.status();
+    }
+    node = *name;
+  }
+  int rc = fi_getinfo(FI_VERSION(1, 17), node.empty() ? nullptr : node.c_str(), nullptr, node.empty() ? 0 : FI_SOURCE,
+                      hints, &info);
   fi_freeinfo(hints);
   if (rc != 0 || info == nullptr) {
     std::string avail;
@@ -112,8 +171,16 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = 4096;
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  rc = fi_cq_open(ep->domain_, &cq_attr, &ep->cq_, nullptr);
+  // The shm provider's only wait object is FI_WAIT_YIELD, whose wait ignores the timeout in libfabric 1.17
+  // (util_wait_yield_run spins on sched_yield until a completion arrives): fi_cq_sread would never return while a
+  // peer is dead, so no abort, dead-peer or hang check would run. We do the same yielding reads ourselves, up to
+  // the timeout.
+  rc = -FI_ENOSYS;
+  ep->yield_reads_ = is_shm(lf);
+  if (!ep->yield_reads_) {
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;
+    rc = fi_cq_open(ep->domain_, &cq_attr, &ep->cq_, nullptr);
+  }
   ep->cq_waits_ = rc == 0;
   if (rc != 0) {  // a provider without wait objects: poll and yield
     cq_attr.wait_obj = FI_WAIT_NONE;
@@ -130,18 +197,35 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
   ep->name_.resize(std::max<size_t>(len, 1));
   if ((rc = fi_getname(&ep->ep_->fid, ep->name_.data(), &len)) != 0) return system_error(fi_text("fi_getname", rc));
   ep->name_.resize(len);
+  if (is_shm(lf)) {
+    // The region must be ours alone: created by the provider with O_EXCL and mode 0600 under a fresh name.
+    std::string file(ep->name_.begin(), ep->name_.end());
+    while (!file.empty() && file.back() == '\0') file.pop_back();
+    if (file.rfind(kShmAddrPrefix, 0) == 0) file = file.substr(std::strlen(kShmAddrPrefix));
+    GENIE_TRY(shm_names::check_owner_only(file));
+    ep->shm_file_ = file;
+    remember_shm_file(file);
+  }
   GENIE_LOG_DEBUG("shim", "fabric endpoint open: provider {} ({} byte address, {})", ep->provider_, len,
                   ep->cq_waits_ ? "blocking completion reads" : "polled completions");
   return ep;
 }
 
 FabricEndpoint::~FabricEndpoint() {
-  if (ep_) fi_close(&ep_->fid);
+  if (ep_) fi_close(&ep_->fid);  // the shm provider removes its region's file here
+  if (!shm_file_.empty()) forget_shm_file(shm_file_);
   if (cq_) fi_close(&cq_->fid);
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
   if (info_) fi_freeinfo(info_);
+}
+
+void FabricEndpoint::unlink_shm_file() {
+  if (shm_file_.empty()) return;
+  (void)::shm_unlink(shm_file_.c_str());
+  forget_shm_file(shm_file_);
+  shm_file_.clear();
 }
 
 Result<uint64_t> FabricEndpoint::insert(const std::vector<uint8_t>& peer_name) {
@@ -183,10 +267,14 @@ Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeo
     if (cq_waits_) {
       n = fi_cq_sread(cq_, entries, max, nullptr, timeout_ms);
     } else {
-      // No wait object: give the core away between reads until the timeout.
+      // No wait object: give the core away between reads until the timeout (a yield where the provider's own
+      // wait would yield, a short sleep otherwise).
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
       while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        if (yield_reads_)
+          sched_yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
         n = fi_cq_read(cq_, entries, max);
       }
     }

@@ -58,6 +58,10 @@ class FabricEndpoint {
   const std::string& domain_name() const { return domain_name_; }
   /// Inserts a peer's address; returns its fi_addr_t.
   Result<uint64_t> insert(const std::vector<uint8_t>& peer_name);
+  /// shm provider: removes this endpoint's region file from /dev/shm (the mapping stays). Only once every peer
+  /// has inserted this endpoint's address: the provider maps a peer's region at insertion and never opens it
+  /// by name again, so afterwards no exit path (SIGKILL included) can leave the file behind. No-op otherwise.
+  void unlink_shm_file();
 
   /// Posts a tagged send / receive. Returns false when the provider's queue is full (progress, then
   /// retry). The buffer and `ctx` must stay valid until the completion.
@@ -82,9 +86,11 @@ class FabricEndpoint {
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;
   bool cq_waits_ = false;  ///< the CQ has a wait object: fi_cq_sread blocks
+  bool yield_reads_ = false;  ///< no usable wait object (shm): wait by reading and yielding, up to the timeout
   std::string provider_;
   std::string domain_name_;
   std::vector<uint8_t> name_;
+  std::string shm_file_;  ///< shm provider: the region's name in /dev/shm, removed at exit if still open
 };
 
 /// libfabric's provider name for a Genie provider name: "tcp" -> "tcp;ofi_rxm", "verbs" -> "verbs;ofi_rxm".

@@ -106,6 +106,9 @@ class Simulator {
   const CollectiveTiming& timing(int handle) const;
   /// Link utilisation samples recorded so far (SimulatorOptions::record_link_usage).
   const std::vector<LinkUsageSample>& link_usage() const;
+  /// Stops recording link usage (the samples so far stay; compact schedules submitted later run compact):
+  /// a long run's samples, a few per transfer, would otherwise grow without bound.
+  void stop_link_usage();
   SimTime now() const;
   const Topology& topology() const;
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <set>
@@ -37,6 +38,10 @@ struct CoordinatorOptions {
   int expected_processes = 0;
   bool record_link_usage = true;                  ///< netsim link-utilisation samples for the report
   size_t max_records = 2000000;                   ///< op records kept for the trace (beyond: counted only)
+  /// Resolved calls kept with every detail for the report; later ones are kept as totals per communicator and
+  /// collective only (JobRecord::collectives_beyond), so the coordinator's memory does not grow with the job's
+  /// length: ~0.4 KB per call kept (docs/BENCHMARKS.md, soak).
+  size_t max_collective_records = 1000000;
 };
 
 /// One process (connection) as the coordinator sees it.
@@ -95,7 +100,18 @@ struct ProcessOpRecord {
 struct JobRecord {
   std::vector<ProcessInfo> processes;
   std::map<uint64_t, CommInfo> comms;
-  std::vector<CollectiveRecord> collectives;  ///< in resolution order
+  std::vector<CollectiveRecord> collectives;  ///< in resolution order, the first max_collective_records calls
+  /// Totals of the calls resolved after `collectives` was full, per (communicator, collective, nranks).
+  struct CallTotals {
+    uint64_t calls = 0, bytes = 0, failed = 0;
+    double time_us = 0;          ///< sum of call durations
+    double algbw_sum_gbps = 0;   ///< sum of bytes / duration (the report scales it to bus bandwidth)
+    SimTime last_end;
+  };
+  std::map<std::tuple<uint64_t, netsim::Collective, int>, CallTotals> collectives_beyond;
+  uint64_t resolved_calls = 0;  ///< every resolved call, kept in `collectives` or not
+  /// Link usage covers the job up to here once calls are no longer kept in detail (zero: the whole job).
+  SimTime link_usage_until;
   std::vector<std::vector<std::string>> labels;           ///< per process
   std::vector<std::vector<coord::OpRecord>> op_records;   ///< per process
   uint64_t dropped_op_records = 0;
@@ -136,8 +152,13 @@ class CoordinatorCore {
   std::string blockers() const;
   /// Global clock: everything before it is resolved.
   SimTime safe_time() const;
-  /// The job's records (after the job ended: complete). Link usage is collected here.
+  /// The job's records (after the job ended: complete). Link usage is collected here (a copy of every
+  /// sample so far: not for per-message use).
   JobRecord& record();
+  /// Counts a malformed or unauthenticated frame (JobRecord::protocol_errors) without collecting the record.
+  void note_protocol_error();
+  /// Calls resolved so far.
+  uint64_t resolved_calls() const;
   /// Processes still in the job: connected and not yet said Bye.
   int live_processes() const;
   int registered_processes() const;

@@ -177,6 +177,9 @@ class Timeline {
   static constexpr uint32_t kHostStreamBase = 0x80000000u;
   /// Drains every lane's completed-op records: fn(device, stream id, record).
   void drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn);
+  /// Undrained records are capped (2^19 per stream and for the host spans, so a trace nobody collects cannot
+  /// grow without bound); how many were counted instead of kept.
+  uint64_t dropped_records() const;
 
   /// The clock and the completion signal, shared with lane workers so they stay valid while a worker
   /// finishes an op even if the Timeline object is gone.
