@@ -128,7 +128,9 @@ Status validate(const ParamInfo& info, const std::string& text, const std::strin
     return invalid_argument(where + ": invalid value '" + text + "' for " + info.key + " (" + info.env_name +
                             "): " + why);
   };
-  double number = 0;
+  // Bounds are doubles; an integer is compared in long double, which holds every int64 exactly (a double
+  // does not above 2^53: 10^18 + 1 would round to 10^18 and pass a maximum of 10^18).
+  long double number = 0;
   switch (info.type) {
     case ParamType::kBool: {
       bool b;
@@ -140,15 +142,16 @@ Status validate(const ParamInfo& info, const std::string& text, const std::strin
       char* end = nullptr;
       errno = 0;
       long long v = std::strtoll(t.c_str(), &end, 10);
-      if (t.empty() || *end != '\0' || errno == ERANGE) return bad("expected an integer");
-      number = static_cast<double>(v);
+      // The whole text: a NUL inside it (a JSON config file can hold "\u0000") must not end the number.
+      if (t.empty() || end != t.c_str() + t.size() || errno == ERANGE) return bad("expected an integer");
+      number = static_cast<long double>(v);
       break;
     }
     case ParamType::kDouble: {
       std::string t = trim(text);
       char* end = nullptr;
       double v = std::strtod(t.c_str(), &end);
-      if (t.empty() || *end != '\0' || !std::isfinite(v)) return bad("expected a finite number");
+      if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) return bad("expected a finite number");
       number = v;
       break;
     }
@@ -160,8 +163,10 @@ Status validate(const ParamInfo& info, const std::string& text, const std::strin
       }
       return Status::ok();
   }
-  if (info.min_value && number < *info.min_value) return bad("below the minimum " + detail::to_text(*info.min_value));
-  if (info.max_value && number > *info.max_value) return bad("above the maximum " + detail::to_text(*info.max_value));
+  if (info.min_value && number < static_cast<long double>(*info.min_value))
+    return bad("below the minimum " + detail::to_text(*info.min_value));
+  if (info.max_value && number > static_cast<long double>(*info.max_value))
+    return bad("above the maximum " + detail::to_text(*info.max_value));
   return Status::ok();
 }
 

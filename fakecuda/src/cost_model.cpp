@@ -78,8 +78,9 @@ Result<KernelTable> parse_kernel_table(const std::string& text, const std::strin
     }
     if (!k.contains("name") || !k["name"].is_string() || k["name"].get<std::string>().empty())
       return invalid_argument(path + "/name: a non-empty string is required");
-    if (!k.contains("duration_us") || !k["duration_us"].is_number() || k["duration_us"].get<double>() < 0)
-      return invalid_argument(path + "/duration_us: a non-negative number is required");
+    if (!k.contains("duration_us") || !k["duration_us"].is_number() || !(k["duration_us"].get<double>() >= 0) ||
+        k["duration_us"].get<double>() > kMaxKernelDurationUs)
+      return invalid_argument(path + "/duration_us: a number of microseconds in [0, 3.6e9] (one hour) is required");
     KernelTableEntry e;
     e.duration = SimTime::from_ns_double(k["duration_us"].get<double>() * 1e3);
     if (k.contains("grid") || k.contains("block")) {

@@ -66,7 +66,8 @@ class SpecReader {
   Status check_object(const json& obj, const std::string& path, std::initializer_list<const char*> required,
                       std::initializer_list<const char*> optional = {}) const {
     if (!obj.is_object()) return error(path, std::string("expected an object, got ") + type_name(obj));
-    for (const auto& [key, value] : obj.items()) {
+    for (const auto& item : obj.items()) {
+      const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture those
       bool known = std::any_of(required.begin(), required.end(), [&](const char* k) { return key == k; }) ||
                    std::any_of(optional.begin(), optional.end(), [&](const char* k) { return key == k; });
       if (!known) {

@@ -44,7 +44,10 @@ Result<uint64_t> parse_size(const std::string& text) {
   else
     return invalid_argument("bad size suffix in '" + text + "' (expected K, M, G or T)");
   if (!(v >= 0)) return invalid_argument("size '" + text + "' must be non-negative");
-  return static_cast<uint64_t>(v * static_cast<double>(mult));
+  const double bytes = v * static_cast<double>(mult);
+  // 2^64: the first value a uint64_t cannot hold (converting one at or above it is undefined behaviour).
+  if (!(bytes < 18446744073709551616.0)) return invalid_argument("size '" + text + "' is too large");
+  return static_cast<uint64_t>(bytes);
 }
 
 double busbw_factor(Collective c, int n) noexcept {

@@ -24,27 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Wire format: Hello {magic, version, secret, nranks, rank, RankInfo}; the root answers with Reply {magic,
-// status, nranks} followed by nranks RankInfo, or a status != 0 and a text.
-constexpr uint32_t kHelloMagic = 0x48454c4fu;  // "HELO"
-constexpr uint32_t kReplyMagic = 0x52504c59u;  // "RPLY"
-constexpr uint32_t kWireVersion = 1;
-constexpr int kMaxRanks = 1 << 20;  // an upper bound that keeps a hostile nranks from exhausting memory
-
-struct Hello {
-  uint32_t magic;
-  uint32_t version;
-  uint8_t secret[16];
-  int32_t nranks;
-  int32_t rank;
-  RankInfo info;
-};
-struct Reply {
-  uint32_t magic;
-  int32_t status;  // 0 ok, else an Errc value
-  int32_t nranks;
-  char text[116];
-};
+using namespace wire;
 
 class Fd {
  public:
@@ -104,19 +84,6 @@ struct Pending {
   int rank;
 };
 
-// Round 2 (BootstrapSession::allgather): Extra {magic, len} + len bytes from each rank; the root answers
-// ExtraReply {magic, status, nranks} + nranks x (u32 len + bytes).
-constexpr uint32_t kExtraMagic = 0x45585452u;  // "EXTR"
-struct Extra {
-  uint32_t magic;
-  uint32_t len;
-};
-struct ExtraReply {
-  uint32_t magic;
-  int32_t status;  // 0 ok, else an Errc value
-  int32_t nranks;
-};
-
 // After the table went out: either every rank closes its connection (no round 2) or every rank sends a blob,
 // and each gets all of them. A rank that leaves while others wait fails the round for everyone.
 void root_round2(std::vector<Pending>& joined, int nranks, Clock::time_point deadline) {
@@ -146,11 +113,13 @@ void root_round2(std::vector<Pending>& joined, int nranks, Clock::time_point dea
       const auto soon = Clock::now() + std::chrono::seconds(5);
       Status st = io_all(joined[i].fd.get(), &e, sizeof(e), false, soon, {});
       std::vector<uint8_t> b;
-      if (st.is_ok() && e.magic == kExtraMagic && e.len <= BootstrapSession::kMaxBlob) {
-        b.resize(e.len);
-        st = io_all(joined[i].fd.get(), b.data(), b.size(), false, soon, {});
-      } else if (st.is_ok()) {
-        st = Status(Errc::kRemote, "malformed");
+      if (st.is_ok()) {
+        auto len = check_extra(e);
+        st = len.status();
+        if (st.is_ok()) {
+          b.resize(len.value());
+          st = io_all(joined[i].fd.get(), b.data(), b.size(), false, soon, {});
+        }
       }
       state[i] = st.is_ok() ? 1 : 2;
       if (st.is_ok()) blobs[static_cast<size_t>(joined[i].rank)] = std::move(b);
@@ -199,15 +168,15 @@ void root_loop(int listen_fd, UniqueId id, std::chrono::milliseconds timeout) {
   Fd lfd(listen_fd);
   const auto deadline = Clock::now() + timeout;
   std::vector<Pending> joined;
-  std::vector<RankInfo> table;
-  int nranks = -1;
-  while (nranks < 0 || static_cast<int>(joined.size()) < nranks) {
+  RootAdmission admission(id.secret);
+  while (!admission.complete()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
-      GENIE_LOG_WARN("shim", "bootstrap root: timed out with {} of {} ranks joined", joined.size(), nranks);
+      GENIE_LOG_WARN("shim", "bootstrap root: timed out with {} of {} ranks joined", joined.size(),
+                     admission.nranks());
       for (auto& p : joined)
-        send_reply(p.fd.get(), Errc::kTimeout, "bootstrap timed out: not every rank joined", nranks, nullptr,
-                   Clock::now() + std::chrono::seconds(1));
+        send_reply(p.fd.get(), Errc::kTimeout, "bootstrap timed out: not every rank joined", admission.nranks(),
+                   nullptr, Clock::now() + std::chrono::seconds(1));
       return;
     }
     pollfd pfd{lfd.get(), POLLIN, 0};
@@ -226,43 +195,95 @@ void root_loop(int listen_fd, UniqueId id, std::chrono::milliseconds timeout) {
       GENIE_LOG_WARN("shim", "bootstrap root: dropped a connection from {}: {}", addr, st.message());
       continue;
     }
-    if (h.magic != kHelloMagic || h.version != kWireVersion) {
-      GENIE_LOG_WARN("shim", "bootstrap root: dropped a malformed hello from {}", addr);
+    const RootAdmission::Decision d = admission.admit(h);
+    if (d.verdict == RootAdmission::Verdict::kDrop) {
+      GENIE_LOG_WARN("shim", "bootstrap root: dropped a connection from {}: {}", addr, d.why);
       continue;
     }
-    if (!equal_constant_time(h.secret, id.secret.data(), sizeof(h.secret))) {  // no timing hint about the secret
-      GENIE_LOG_WARN("shim", "bootstrap root: refused a connection from {}: wrong job secret", addr);
+    if (d.verdict == RootAdmission::Verdict::kRefuse) {
+      GENIE_LOG_WARN("shim", "bootstrap root: refused rank {} from {}: {}", h.rank, addr, d.why);
+      send_reply(c.get(), Errc::kInvalidArgument, d.why, admission.nranks(), nullptr,
+                 Clock::now() + std::chrono::seconds(1));
       continue;
     }
-    std::string why;
-    if (h.nranks <= 0 || h.nranks > kMaxRanks)
-      why = "nranks " + std::to_string(h.nranks) + " is out of range";
-    else if (nranks >= 0 && h.nranks != nranks)
-      why = "nranks " + std::to_string(h.nranks) + " differs from the " + std::to_string(nranks) + " of other ranks";
-    else if (h.rank < 0 || h.rank >= h.nranks)
-      why = "rank " + std::to_string(h.rank) + " is out of range";
-    if (why.empty() && nranks < 0) {
-      nranks = h.nranks;
-      table.assign(static_cast<size_t>(nranks), RankInfo{});
-    }
-    if (why.empty() && table[static_cast<size_t>(h.rank)].rank >= 0)
-      why = "rank " + std::to_string(h.rank) + " joined twice";
-    if (!why.empty()) {
-      GENIE_LOG_WARN("shim", "bootstrap root: refused rank {} from {}: {}", h.rank, addr, why);
-      send_reply(c.get(), Errc::kInvalidArgument, why, nranks, nullptr, Clock::now() + std::chrono::seconds(1));
-      continue;
-    }
-    h.info.rank = h.rank;
-    h.info.host[sizeof(h.info.host) - 1] = 0;
-    h.info.node[sizeof(h.info.node) - 1] = 0;
-    table[static_cast<size_t>(h.rank)] = h.info;
-    joined.push_back({std::move(c), h.rank});
+    joined.push_back({std::move(c), d.rank});
   }
-  for (auto& p : joined) send_reply(p.fd.get(), Errc::kOk, "", nranks, &table, deadline + std::chrono::seconds(5));
-  root_round2(joined, nranks, deadline + std::chrono::seconds(5));
+  for (auto& p : joined)
+    send_reply(p.fd.get(), Errc::kOk, "", admission.nranks(), &admission.table(), deadline + std::chrono::seconds(5));
+  root_round2(joined, admission.nranks(), deadline + std::chrono::seconds(5));
 }
 
 }  // namespace
+
+namespace wire {
+
+RootAdmission::Decision RootAdmission::admit(const Hello& h) {
+  Decision d;
+  if (h.magic != kHelloMagic || h.version != kWireVersion) {
+    d.why = "malformed hello";
+    return d;
+  }
+  // Every byte is compared whatever the first difference (no early exit to time from the network).
+  if (!equal_constant_time(h.secret, secret_.data(), sizeof(h.secret))) {
+    d.why = "wrong job secret";
+    return d;
+  }
+  d.verdict = Verdict::kRefuse;
+  if (h.nranks <= 0 || h.nranks > kMaxRanks) {
+    d.why = "nranks " + std::to_string(h.nranks) + " is out of range";
+  } else if (nranks_ >= 0 && h.nranks != nranks_) {
+    d.why = "nranks " + std::to_string(h.nranks) + " differs from the " + std::to_string(nranks_) + " of other ranks";
+  } else if (h.rank < 0 || h.rank >= h.nranks) {
+    d.why = "rank " + std::to_string(h.rank) + " is out of range";
+  }
+  if (!d.why.empty()) return d;
+  if (nranks_ < 0) {
+    nranks_ = h.nranks;
+    table_.assign(static_cast<size_t>(nranks_), RankInfo{});
+  }
+  RankInfo& slot = table_[static_cast<size_t>(h.rank)];
+  if (slot.rank >= 0) {
+    d.why = "rank " + std::to_string(h.rank) + " joined twice";
+    return d;
+  }
+  slot = h.info;
+  slot.rank = h.rank;
+  slot.host[sizeof(slot.host) - 1] = 0;
+  slot.node[sizeof(slot.node) - 1] = 0;
+  ++joined_;
+  d.verdict = Verdict::kAdmit;
+  d.rank = h.rank;
+  return d;
+}
+
+Status check_reply(const Reply& r, int nranks) {
+  if (r.magic != kReplyMagic) return Status(Errc::kRemote, "bootstrap: malformed reply from the root");
+  if (r.status != 0) {
+    const Errc code = r.status == static_cast<int32_t>(Errc::kTimeout) ? Errc::kTimeout : Errc::kInvalidArgument;
+    return Status(code, std::string("bootstrap root refused this rank: ") + std::string(r.text, strnlen(r.text, sizeof(r.text))));
+  }
+  if (r.nranks != nranks) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
+  return Status::ok();
+}
+
+Result<uint32_t> check_extra(const Extra& e) {
+  if (e.magic != kExtraMagic || e.len > BootstrapSession::kMaxBlob) return Status(Errc::kRemote, "malformed");
+  return e.len;
+}
+
+Status check_extra_reply(const ExtraReply& r, int nranks) {
+  if (r.magic != kExtraMagic) return Status(Errc::kRemote, "bootstrap: malformed reply to the address exchange");
+  // The status comes off the wire: only kTimeout is passed on, anything else is a remote failure (an Errc
+  // taken as is could be kNotReady, which ncclCommInitRank would report as ncclInProgress, or no Errc at all).
+  if (r.status == static_cast<int32_t>(Errc::kTimeout))
+    return Status(Errc::kTimeout, "bootstrap: the address exchange timed out: some rank did not take part");
+  if (r.status != 0)
+    return Status(Errc::kRemote, "bootstrap: the address exchange failed: some rank did not take part");
+  if (r.nranks != nranks) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
+  return Status::ok();
+}
+
+}  // namespace wire
 
 void UniqueId::encode(char out[128]) const {
   std::memset(out, 0, 128);
@@ -325,10 +346,7 @@ Result<std::vector<std::vector<uint8_t>>> BootstrapSession::allgather(const std:
   GENIE_TRY(io_all(fd_, const_cast<uint8_t*>(mine.data()), mine.size(), true, deadline_, should_stop));
   ExtraReply r{};
   GENIE_TRY(io_all(fd_, &r, sizeof(r), false, deadline_, should_stop));
-  if (r.magic != kExtraMagic) return Status(Errc::kRemote, "bootstrap: malformed reply to the address exchange");
-  if (r.status != 0)
-    return Status(static_cast<Errc>(r.status), "bootstrap: the address exchange failed: some rank did not take part");
-  if (r.nranks != nranks_) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
+  GENIE_TRY(check_extra_reply(r, nranks_));
   std::vector<std::vector<uint8_t>> out(static_cast<size_t>(nranks_));
   for (auto& b : out) {
     uint32_t len = 0;
@@ -371,14 +389,7 @@ Result<std::vector<RankInfo>> join(const UniqueId& id, int nranks, const RankInf
   GENIE_TRY(io_all(fd.get(), &h, sizeof(h), true, deadline, should_stop));
   Reply r{};
   GENIE_TRY(io_all(fd.get(), &r, sizeof(r), false, deadline, should_stop));
-  if (r.magic != kReplyMagic) return Status(Errc::kRemote, "bootstrap: malformed reply from the root");
-  r.text[sizeof(r.text) - 1] = 0;
-  if (r.status != 0) {
-    Errc code = static_cast<Errc>(r.status);
-    if (code != Errc::kTimeout) code = Errc::kInvalidArgument;
-    return Status(code, std::string("bootstrap root refused this rank: ") + r.text);
-  }
-  if (r.nranks != nranks) return Status(Errc::kRemote, "bootstrap: the root answered for a different nranks");
+  GENIE_TRY(check_reply(r, nranks));
   std::vector<RankInfo> table(static_cast<size_t>(nranks));
   GENIE_TRY(io_all(fd.get(), table.data(), table.size() * sizeof(RankInfo), false, deadline, should_stop));
   if (session) *session = std::make_unique<BootstrapSession>(fd.release(), nranks, deadline);

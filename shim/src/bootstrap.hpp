@@ -42,6 +42,81 @@ struct RankInfo {
   char provider[28] = {};   ///< the libfabric provider it asks for ("" : the default)
 };
 
+/// The bootstrap's wire messages and their checks, without sockets (the fuzz target drives them directly).
+/// Hello {magic, version, secret, nranks, rank, RankInfo} is what any peer that reaches the root's port sends
+/// first; the root answers Reply {magic, status, nranks} + nranks RankInfo. Round 2: Extra {magic, len} + len
+/// bytes from each rank, ExtraReply {magic, status, nranks} + nranks x (u32 len + bytes) from the root.
+namespace wire {
+constexpr uint32_t kHelloMagic = 0x48454c4fu;  // "HELO"
+constexpr uint32_t kReplyMagic = 0x52504c59u;  // "RPLY"
+constexpr uint32_t kExtraMagic = 0x45585452u;  // "EXTR"
+constexpr uint32_t kWireVersion = 1;
+constexpr int kMaxRanks = 1 << 20;  // an upper bound that keeps a hostile nranks from exhausting memory
+
+struct Hello {
+  uint32_t magic;
+  uint32_t version;
+  uint8_t secret[16];
+  int32_t nranks;
+  int32_t rank;
+  RankInfo info;
+};
+struct Reply {
+  uint32_t magic;
+  int32_t status;  // 0 ok, else an Errc value
+  int32_t nranks;
+  char text[116];
+};
+struct Extra {
+  uint32_t magic;
+  uint32_t len;
+};
+struct ExtraReply {
+  uint32_t magic;
+  int32_t status;  // 0 ok, else an Errc value
+  int32_t nranks;
+};
+
+/// The root's side of the first round: admits hellos until every rank of the communicator joined.
+/// Not thread-safe (the root's one thread).
+class RootAdmission {
+ public:
+  explicit RootAdmission(const std::array<uint8_t, 16>& secret) : secret_(secret) {}
+  enum class Verdict {
+    kDrop,    ///< malformed or wrong secret: closed without an answer (and logged)
+    kRefuse,  ///< a member of the job with a bad request: answered with `why`, then closed
+    kAdmit,   ///< joined as `rank`
+  };
+  struct Decision {
+    Verdict verdict = Verdict::kDrop;
+    int rank = -1;
+    std::string why;
+  };
+  /// Decides on one hello as it arrived from a peer.
+  Decision admit(const Hello& h);
+  /// nranks of the first admitted hello, or -1.
+  int nranks() const { return nranks_; }
+  int joined() const { return joined_; }
+  bool complete() const { return nranks_ > 0 && joined_ == nranks_; }
+  /// Every rank's info, indexed by rank (what the root sends back once complete()).
+  const std::vector<RankInfo>& table() const { return table_; }
+
+ private:
+  std::array<uint8_t, 16> secret_;
+  int nranks_ = -1;
+  int joined_ = 0;
+  std::vector<RankInfo> table_;
+};
+
+/// A rank's check of the root's Reply to its hello (`nranks`: what it asked for). kInvalidArgument or
+/// kTimeout when the root refused it (with the root's text), kRemote for a malformed reply.
+Status check_reply(const Reply& r, int nranks);
+/// The root's check of one Extra header: the blob length that follows, or kRemote when malformed.
+Result<uint32_t> check_extra(const Extra& e);
+/// A rank's check of the root's ExtraReply. kRemote when malformed or for another nranks, else the root's status.
+Status check_extra_reply(const ExtraReply& r, int nranks);
+}  // namespace wire
+
 /// The connection of a rank to the bootstrap root after join, for one more all-gather of variable-size
 /// blobs (the real fabric's endpoint addresses, known only once every rank's host is). Every rank of the
 /// communicator either calls allgather or destroys its session without (then the root ends).

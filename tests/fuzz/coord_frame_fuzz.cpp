@@ -13,7 +13,9 @@
 using namespace genie::sched::coord;
 
 // Inputs that decoded to at least one message (the replay driver prints it: seeds must reach the decoders).
-extern "C" size_t genie_fuzz_accepted = 0;
+extern "C" {
+size_t genie_fuzz_accepted = 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "genie/fakecuda/cost_model.hpp"
+
 namespace genie::fakecuda {
 namespace {
 
@@ -63,8 +65,9 @@ Result<TraceImport> parse_kineto_trace(const std::string& text, const std::strin
     if (!e.contains("ph") || e["ph"] != "X" || !e.contains("cat") || !is_kernel_category(e["cat"])) continue;
     if (!e.contains("name") || !e["name"].is_string() || e["name"].get<std::string>().empty())
       return invalid_argument(path + "/name: a kernel event needs a non-empty name");
-    if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0)
-      return invalid_argument(path + "/dur: a kernel event needs a non-negative duration in microseconds");
+    if (!e.contains("dur") || !e["dur"].is_number() || !(e["dur"].get<double>() >= 0) ||
+        e["dur"].get<double>() > kMaxKernelDurationUs)
+      return invalid_argument(path + "/dur: a kernel event needs a duration in microseconds in [0, 3.6e9] (one hour)");
     if (!e.contains("args") || !e["args"].is_object())
       return invalid_argument(path + "/args: a kernel event needs args with grid and block");
     uint32_t grid[3], block[3];

@@ -60,13 +60,13 @@ namespace {
 constexpr double kRouteRefBwBytesPerS = 1e13;
 }  // namespace
 
-int32_t Topology::link_cost(uint32_t ch) const {
+int64_t Topology::link_cost(uint32_t ch) const {
   const double bw = channel_link(ch).bw_bytes_per_s;
-  return static_cast<int32_t>(std::max(1.0, std::round(kRouteRefBwBytesPerS / std::max(bw, 1.0))));
+  return static_cast<int64_t>(std::max(1.0, std::round(kRouteRefBwBytesPerS / std::max(bw, 1.0))));
 }
 
 namespace {
-/// Distance-vector cache budget in entries (int32 each: 32 MiB). One vector per destination costs one entry per
+/// Distance-vector cache budget in entries (int64 each: 64 MiB). One vector per destination costs one entry per
 /// node and a full Dijkstra search, which pays off when many sources route to one destination on a small graph.
 constexpr size_t kDistCacheBudgetEntries = size_t{8} << 20;
 /// Above this many nodes routes always use searches that stop at the source: a full search per destination
@@ -80,7 +80,7 @@ constexpr size_t kDistCacheMaxNodes = 4096;
 /// algorithm library models explicitly as separate transfers).
 template <class Get, class Set, class Settle, class Adj, class Cost, class IsGpu>
 void dijkstra_from(int dst, bool gpus_forward, Get get, Set set, Settle settle, Adj adj, Cost cost, IsGpu is_gpu) {
-  using Item = std::pair<int32_t, int>;
+  using Item = std::pair<int64_t, int>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> q;
   set(dst, 0);
   q.emplace(0, dst);
@@ -92,8 +92,8 @@ void dijkstra_from(int dst, bool gpus_forward, Get get, Set set, Settle settle, 
     if (!gpus_forward && u != dst && is_gpu(u)) continue;
     for (uint32_t ch : adj(u)) {
       const auto [v, c] = cost(ch);
-      const int32_t nd = d + c;
-      const int32_t dv = get(v);
+      const int64_t nd = d + c;
+      const int64_t dv = get(v);
       if (dv < 0 || nd < dv) {
         set(v, nd);
         q.emplace(nd, v);
@@ -103,21 +103,21 @@ void dijkstra_from(int dst, bool gpus_forward, Get get, Set set, Settle settle, 
 }
 }  // namespace
 
-const std::vector<int32_t>* Topology::distances_to(int dst) const {
+const std::vector<int64_t>* Topology::distances_to(int dst) const {
   auto it = dist_cache_.find(dst);
   if (it != dist_cache_.end()) return it->second.get();
   if (nodes_.size() > kDistCacheMaxNodes || dist_cache_entries_ + nodes_.size() > kDistCacheBudgetEntries)
     return nullptr;
-  auto dist = std::make_unique<std::vector<int32_t>>(nodes_.size(), -1);
+  auto dist = std::make_unique<std::vector<int64_t>>(nodes_.size(), -1);
   auto& dv = *dist;
   dijkstra_from(
       dst, gpus_forward, [&](int v) { return dv[static_cast<size_t>(v)]; },
-      [&](int v, int32_t d) { dv[static_cast<size_t>(v)] = d; }, [](int, int32_t) { return true; },
+      [&](int v, int64_t d) { dv[static_cast<size_t>(v)] = d; }, [](int, int64_t) { return true; },
       [&](int u) -> const std::vector<uint32_t>& { return adj_[static_cast<size_t>(u)]; },
       [&](uint32_t ch) { return std::make_pair(channel_dst(ch), link_cost(ch)); },
       [&](int u) { return nodes_[static_cast<size_t>(u)].kind == NodeKind::kGpu; });
   dist_cache_entries_ += nodes_.size();
-  const std::vector<int32_t>* ref = dist.get();
+  const std::vector<int64_t>* ref = dist.get();
   dist_cache_.emplace(dst, std::move(dist));
   return ref;
 }
@@ -137,11 +137,11 @@ void Topology::partial_distances(int dst, int src) const {
   dijkstra_from(
       dst, gpus_forward,
       [&](int v) { return scratch_stamp_[static_cast<size_t>(v)] == gen ? scratch_dist_[static_cast<size_t>(v)] : -1; },
-      [&](int v, int32_t d) {
+      [&](int v, int64_t d) {
         scratch_stamp_[static_cast<size_t>(v)] = gen;
         scratch_dist_[static_cast<size_t>(v)] = d;
       },
-      [&](int u, int32_t) { return u != src; },
+      [&](int u, int64_t) { return u != src; },
       [&](int u) -> const std::vector<uint32_t>& { return adj_[static_cast<size_t>(u)]; },
       [&](uint32_t ch) { return std::make_pair(channel_dst(ch), link_cost(ch)); },
       [&](int u) { return nodes_[static_cast<size_t>(u)].kind == NodeKind::kGpu; });
@@ -228,10 +228,10 @@ Result<Route> Topology::shortest_route(int src, int dst, uint64_t flow_key) cons
   Route r;
   if (src == dst) return r;
   std::lock_guard<std::mutex> lock(*cache_mu_);
-  const std::vector<int32_t>* full = distances_to(dst);
+  const std::vector<int64_t>* full = distances_to(dst);
   if (full == nullptr) partial_distances(dst, src);
   const uint32_t gen = scratch_gen_;
-  auto dist = [&](int v) -> int32_t {
+  auto dist = [&](int v) -> int64_t {
     if (full != nullptr) return (*full)[static_cast<size_t>(v)];
     return scratch_stamp_[static_cast<size_t>(v)] == gen ? scratch_dist_[static_cast<size_t>(v)] : -1;
   };
@@ -245,10 +245,10 @@ Result<Route> Topology::shortest_route(int src, int dst, uint64_t flow_key) cons
   std::vector<uint32_t> next;
   while (u != dst) {
     next.clear();
-    const int32_t du = dist(u);
+    const int64_t du = dist(u);
     for (uint32_t ch : adj_[static_cast<size_t>(u)]) {
       const int v = channel_dst(ch);
-      const int32_t dv = dist(v);
+      const int64_t dv = dist(v);
       if (dv >= 0 && dv == du - link_cost(ch) &&
           (gpus_forward || v == dst || nodes_[static_cast<size_t>(v)].kind != NodeKind::kGpu)) {
         next.push_back(ch);

@@ -34,6 +34,11 @@ constexpr double kGenericLinkBwBytesPerS = 50e9;
 /// Default link latency of generic shapes: 500 ns, as in ASTRA-sim's sample analytical network files.
 constexpr int64_t kGenericLinkLatencyNs = 500;
 constexpr double kGiga = 1e9;
+/// Largest NPU count of a generic shape or ASTRA-sim file (4 Mi), and largest link count (16 Mi): beyond them a
+/// mistyped size would exhaust memory or build for minutes (measured on the 2-core dev VM: ring:4194304, 4 Mi
+/// NPUs and links, loads in 2 s into 0.57 GB; a FullyConnected dimension of 200000 NPUs would be 2e10 links).
+constexpr int64_t kMaxNpus = int64_t{1} << 22;
+constexpr int64_t kMaxLinks = int64_t{1} << 24;
 
 /// Error helper: "<origin>: <json path>: <what>".
 Status bad(const std::string& origin, const std::string& path, const std::string& what) {
@@ -345,11 +350,23 @@ Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec);
 Result<std::shared_ptr<const Topology>> build_dims(const std::string& label, const std::vector<std::string>& kinds,
                                                    const std::vector<int>& sizes, const std::vector<double>& bws,
                                                    const std::vector<int64_t>& lats) {
+  int64_t product = 1;
+  for (int s : sizes) {
+    product *= s;  // every size is in [1, kMaxNpus]: no overflow before the check
+    if (product > kMaxNpus) return invalid_argument(label + ": too many NPUs (more than " + std::to_string(kMaxNpus) + ")");
+  }
+  const int total = static_cast<int>(product);
+  int64_t links = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int64_t n = sizes[d], groups = total / n;
+    links += groups * (n == 1 ? 0 : kinds[d] == "Ring" ? (n == 2 ? 1 : n) : kinds[d] == "Switch" ? n : n * (n - 1) / 2);
+  }
+  if (links > kMaxLinks) {
+    return invalid_argument(label + ": " + std::to_string(links) + " links (more than " + std::to_string(kMaxLinks) +
+                            "; a FullyConnected dimension has n(n-1)/2)");
+  }
   auto t = std::make_shared<Topology>();
   t->name = label;
-  int total = 1;
-  for (int s : sizes) total *= s;
-  if (total > (1 << 22)) return invalid_argument(label + ": too many NPUs (" + std::to_string(total) + ")");
   for (int i = 0; i < total; ++i) t->add_node(NodeKind::kGpu, "npu" + std::to_string(i), 0);
   t->num_servers = 1;
   t->gpus_per_server = total;
@@ -394,7 +411,7 @@ Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec) {
     try {
       size_t used = 0;
       const int v = std::stoi(tok, &used);
-      if (used != tok.size() || v < 1) throw std::invalid_argument(tok);
+      if (used != tok.size() || v < 1 || v > kMaxNpus) throw std::invalid_argument(tok);
       sizes.push_back(v);
     } catch (const std::exception&) {
       return invalid_argument("topology '" + spec + "': bad dimensions '" + dims + "' (expected e.g. torus2d:4x4)");
@@ -607,21 +624,28 @@ Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text
                               "' (expected Ring, Switch or FullyConnected)");
     }
     kinds.push_back(k);
-    auto num = [&](const char* key, double lo) -> Result<double> {
+    // The same ranges as the explicit graph's (parse_graph), so that every topology has a graph form.
+    auto num = [&](const char* key, double lo, double hi) -> Result<double> {
       const std::string& s = kv[key][d];
       try {
         size_t used = 0;
         const double v = std::stod(s, &used);
-        if (used != s.size() || !(v >= lo)) throw std::invalid_argument(s);
+        if (used != s.size() || !(v >= lo && v <= hi)) throw std::invalid_argument(s);
         return v;
       } catch (const std::exception&) {
+        std::ostringstream range;
+        range << "[" << lo << ", " << hi << "]";
         return invalid_argument(origin + ": $." + std::string(key) + "[" + std::to_string(d) + "]: bad number '" + s +
-                                "'");
+                                "' (expected one in " + range.str() + ")");
       }
     };
-    GENIE_ASSIGN_OR_RETURN(double n, num("npus_count", 1));
-    GENIE_ASSIGN_OR_RETURN(double bw, num("bandwidth", 1e-9));
-    GENIE_ASSIGN_OR_RETURN(double lat, num("latency", 0));
+    GENIE_ASSIGN_OR_RETURN(double n, num("npus_count", 1, static_cast<double>(kMaxNpus)));
+    if (n != std::floor(n)) {
+      return invalid_argument(origin + ": $.npus_count[" + std::to_string(d) + "]: '" + kv["npus_count"][d] +
+                              "' is not a whole number");
+    }
+    GENIE_ASSIGN_OR_RETURN(double bw, num("bandwidth", 1e-6, 1e6));
+    GENIE_ASSIGN_OR_RETURN(double lat, num("latency", 0, 1e12));
     sizes.push_back(static_cast<int>(n));
     bws.push_back(bw * kGiga);  // ASTRA-sim analytical: GB/s
     lats.push_back(static_cast<int64_t>(lat));

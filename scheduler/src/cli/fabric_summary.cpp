@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "genie/sched/report.hpp"
+
 namespace genie::sched {
 
 Status clear_fabric_records(const std::string& dir) {
@@ -43,16 +45,15 @@ Result<int> print_fabric_summary(const std::string& dir) {
     int lineno = 0;
     while (std::getline(f, line)) {
       ++lineno;
-      try {
-        auto j = nlohmann::json::parse(line);
-        Call& c = calls[{j.at("comm").get<std::string>(), j.at("seq").get<uint64_t>()}];
-        c.op = j.at("op").get<std::string>();
-        c.bytes = j.at("bytes").get<uint64_t>();
-        c.real_us = std::max(c.real_us, j.at("real_us").get<double>());
-        if (!j.at("sim_us").is_null()) c.sim_us = j.at("sim_us").get<double>();
-      } catch (const std::exception& ex) {
-        return invalid_argument(e.path().string() + ":" + std::to_string(lineno) + ": " + ex.what());
-      }
+      if (line.empty()) continue;
+      auto r = parse_fabric_record(line);
+      if (!r.is_ok())
+        return invalid_argument(e.path().string() + ":" + std::to_string(lineno) + ": " + r.status().message());
+      Call& c = calls[{r.value().comm, r.value().seq}];
+      c.op = r.value().op;
+      c.bytes = r.value().bytes;
+      c.real_us = std::max(c.real_us, r.value().real_us);
+      if (r.value().sim_us) c.sim_us = *r.value().sim_us;
     }
   }
   struct Agg {

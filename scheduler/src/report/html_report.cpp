@@ -2,6 +2,7 @@
 // `genie report`: genie-report.json -> one self-contained HTML page (inline SVG charts, no fetches).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -34,20 +35,81 @@ std::string num(double v, int prec = 3) {
   return b;
 }
 
-// A field that must be present with the right type; errors name the JSON path.
-template <class T>
-Result<T> field(const json& j, const std::string& path, const char* key) {
-  if (!j.is_object() || !j.contains(key)) return invalid_argument(path + "." + key + ": missing");
-  try {
-    return j.at(key).get<T>();
-  } catch (const std::exception&) {
-    return invalid_argument(path + "." + key + ": wrong type");
+// Typed reads of a report's fields. An absent (or null) optional field gives its default; a field of the
+// wrong type, or an integer out of range, is an error naming its JSON path: the first one is kept and
+// render_html_text returns it. (nlohmann's value() throws on a wrong type, and converts out-of-range
+// numbers with undefined behaviour.)
+class Fields {
+ public:
+  explicit Fields(std::string origin) : origin_(std::move(origin)) {}
+  const Status& status() const { return status_; }
+  void fail(const std::string& path, const std::string& what) {
+    if (status_.is_ok()) status_ = invalid_argument(origin_ + ": " + path + ": " + what);
   }
-}
+  /// The member `key` of `o`, or null when `o` is no object or the member is absent or null.
+  static const json* get(const json& o, const char* key) {
+    if (!o.is_object()) return nullptr;
+    auto it = o.find(key);
+    return it == o.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string str(const json& o, const std::string& path, const char* key, const std::string& def = std::string()) {
+    const json* v = get(o, key);
+    if (v == nullptr) return def;
+    if (!v->is_string()) {
+      fail(path + "." + key, "expected a string");
+      return def;
+    }
+    return v->get<std::string>();
+  }
+  int64_t integer(const json& o, const std::string& path, const char* key, int64_t def = 0) {
+    const json* v = get(o, key);
+    if (v == nullptr) return def;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+      fail(path + "." + key, "expected an integer");
+      return def;
+    }
+    return v->get<int64_t>();
+  }
+  uint64_t count(const json& o, const std::string& path, const char* key) {
+    const json* v = get(o, key);
+    if (v == nullptr) return 0;
+    if (!v->is_number_unsigned()) {
+      fail(path + "." + key, "expected an integer >= 0");
+      return 0;
+    }
+    return v->get<uint64_t>();
+  }
+  double number(const json& o, const std::string& path, const char* key, double def = 0) {
+    const json* v = get(o, key);
+    if (v == nullptr) return def;
+    if (!v->is_number()) {
+      fail(path + "." + key, "expected a number");
+      return def;
+    }
+    return v->get<double>();
+  }
+  /// A number, or null for "-" (fields that are null when there is nothing to say).
+  std::string number_or_dash(const json& o, const std::string& path, const char* key, int prec) {
+    const json* v = get(o, key);
+    if (v == nullptr) return "-";
+    if (!v->is_number()) {
+      fail(path + "." + key, "expected a number or null");
+      return "-";
+    }
+    return num(v->get<double>(), prec);
+  }
+
+ private:
+  std::string origin_;
+  Status status_;
+};
+
+std::string at(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"};
 
-std::string timeline_svg(const json& ranks, double span_us) {
+std::string timeline_svg(Fields& f, const json& ranks, double span_us) {
   const int row = 18, left = 70, width = 900;
   const int height = static_cast<int>(ranks.size()) * row + 40;
   std::ostringstream s;
@@ -55,12 +117,14 @@ std::string timeline_svg(const json& ranks, double span_us) {
     << "\" xmlns=\"http://www.w3.org/2000/svg\">";
   const double scale = span_us > 0 ? width / span_us : 0;
   int y = 10;
-  for (const auto& r : ranks) {
-    s << "<text x=\"4\" y=\"" << y + 12 << "\" font-size=\"11\">rank " << r.value("rank", 0) << "</text>";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const json& r = ranks[i];
+    s << "<text x=\"4\" y=\"" << y + 12 << "\" font-size=\"11\">rank " << f.integer(r, at("$.ranks", i), "rank")
+      << "</text>";
     s << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width << "\" height=\"" << row - 4
       << "\" fill=\"#f4f4f4\"/>";
-    if (r.contains("timeline") && r["timeline"].is_array()) {
-      for (const auto& sp : r["timeline"]) {
+    if (const json* tl = Fields::get(r, "timeline"); tl != nullptr && tl->is_array()) {
+      for (const auto& sp : *tl) {
         if (!sp.is_array() || sp.size() != 3 || !sp[0].is_number() || !sp[1].is_number() || !sp[2].is_string()) continue;
         const double a = sp[0].get<double>() * scale, b = sp[1].get<double>() * scale;
         const bool comm = sp[2].get<std::string>() == "communication";
@@ -80,15 +144,17 @@ std::string timeline_svg(const json& ranks, double span_us) {
   return s.str();
 }
 
-std::string busbw_svg(const json& calls) {
+std::string busbw_svg(Fields& f, const json& calls) {
   // Mean bus bandwidth per (op, size), x = log2(bytes).
   std::map<std::string, std::map<uint64_t, std::pair<double, int>>> pts;
-  for (const auto& c : calls) {
-    if (!c.is_object() || c.value("comm_rank", 0) != 0 || c.contains("error")) continue;
-    const uint64_t b = c.value("bytes", uint64_t{0});
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const json& c = calls[i];
+    const std::string path = at("$.collectives", i);
+    if (!c.is_object() || f.integer(c, path, "comm_rank") != 0 || c.contains("error")) continue;
+    const uint64_t b = f.count(c, path, "bytes");
     if (b == 0) continue;
-    auto& p = pts[c.value("op", std::string("?"))][b];
-    p.first += c.value("busbw_gbps", 0.0);
+    auto& p = pts[f.str(c, path, "op", "?")][b];
+    p.first += f.number(c, path, "busbw_gbps");
     ++p.second;
   }
   const int left = 60, width = 600, height = 260, top = 10;
@@ -135,12 +201,13 @@ std::string busbw_svg(const json& calls) {
   return s.str();
 }
 
-std::string heatmap_svg(const json& links) {
-  const json& ch = links.contains("channels") ? links["channels"] : json::array();
+std::string heatmap_svg(Fields& f, const json& links) {
+  const json* chp = Fields::get(links, "channels");
+  const json& ch = chp != nullptr && chp->is_array() ? *chp : json::array();
   const int row = 12, left = 260, cell = 6;
   size_t bins = 0;
   for (const auto& l : ch)
-    if (l.contains("utilisation") && l["utilisation"].is_array()) bins = std::max(bins, l["utilisation"].size());
+    if (const json* u = Fields::get(l, "utilisation"); u != nullptr && u->is_array()) bins = std::max(bins, u->size());
   std::ostringstream s;
   const int width = left + static_cast<int>(bins) * cell + 20;
   const int height = static_cast<int>(ch.size()) * row + 30;
@@ -151,9 +218,12 @@ std::string heatmap_svg(const json& links) {
     return s.str();
   }
   int y = 4;
-  for (const auto& l : ch) {
-    s << "<text x=\"2\" y=\"" << y + 9 << "\" font-size=\"9\">" << esc(l.value("link", std::string("?"))) << "</text>";
-    const json& u = l.contains("utilisation") ? l["utilisation"] : json::array();
+  for (size_t k = 0; k < ch.size(); ++k) {
+    const json& l = ch[k];
+    s << "<text x=\"2\" y=\"" << y + 9 << "\" font-size=\"9\">" << esc(f.str(l, at("$.links.channels", k), "link", "?"))
+      << "</text>";
+    const json* up = Fields::get(l, "utilisation");
+    const json& u = up != nullptr && up->is_array() ? *up : json::array();
     for (size_t i = 0; i < u.size(); ++i) {
       const double v = u[i].is_number() ? std::clamp(u[i].get<double>(), 0.0, 1.0) : 0.0;
       const int shade = static_cast<int>(255 - v * 200);
@@ -163,7 +233,7 @@ std::string heatmap_svg(const json& links) {
     y += row;
   }
   s << "<text x=\"" << left << "\" y=\"" << y + 14 << "\" font-size=\"11\">time -> (darker = busier; bin "
-    << num(links.value("bin_us", 0.0)) << " us)</text></svg>";
+    << num(f.number(links, "$.links", "bin_us")) << " us)</text></svg>";
   return s.str();
 }
 
@@ -183,18 +253,21 @@ std::string table(const std::vector<std::string>& head, const std::vector<std::v
 
 }  // namespace
 
-Status render_html(const std::string& path, const std::string& out_path) {
-  std::ifstream in(path);
-  if (!in) return invalid_argument("cannot read " + path);
+Result<std::string> render_html_text(const std::string& report_json, const std::string& path) {
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(report_json);
   } catch (const std::exception& e) {
     return invalid_argument(path + ": not valid JSON: " + e.what());
   }
-  GENIE_ASSIGN_OR_RETURN(std::string schema, field<std::string>(j, path + ": $", "schema"));
+  if (!j.is_object() || !j.contains("schema")) return invalid_argument(path + ": $.schema: missing");
+  if (!j["schema"].is_string()) return invalid_argument(path + ": $.schema: wrong type");
+  const std::string schema = j["schema"].get<std::string>();
   if (schema != "genie-report") return invalid_argument(path + ": $.schema is '" + schema + "', not genie-report");
-  GENIE_ASSIGN_OR_RETURN(int version, field<int>(j, path + ": $", "version"));
+  if (!j.contains("version")) return invalid_argument(path + ": $.version: missing");
+  Fields f(path);
+  const int64_t version = f.integer(j, "$", "version", -1);
+  GENIE_TRY(f.status());
   if (version != kReportSchemaVersion)
     return invalid_argument(path + ": $.version is " + std::to_string(version) + "; this genie reads version " +
                             std::to_string(kReportSchemaVersion));
@@ -206,24 +279,34 @@ Status render_html(const std::string& path, const std::string& out_path) {
   if (!j["totals"].is_object()) return invalid_argument(path + ": $.totals: not an object");
   if (!j["links"].is_object()) return invalid_argument(path + ": $.links: not an object");
   const json& job = j["job"];
-  const double span = job.value("virtual_span_us", 0.0);
+  const double span = f.number(job, "$.job", "virtual_span_us");
 
   std::vector<std::vector<std::string>> op_rows, comm_rows, rank_rows;
-  auto total_rows = [](const json& a, const char* key, std::vector<std::vector<std::string>>* rows) {
-    if (!a.is_array()) return;
-    for (const auto& t : a)
+  auto total_rows = [&f](const json& totals, const char* list, const char* key,
+                         std::vector<std::vector<std::string>>* rows) {
+    const json* a = Fields::get(totals, list);
+    if (a == nullptr || !a->is_array()) return;
+    const std::string base = std::string("$.totals.") + list;
+    for (size_t i = 0; i < a->size(); ++i) {
+      const json& t = (*a)[i];
+      const std::string p = at(base, i);
       if (t.is_object())
-        rows->push_back({t.value(key, std::string("?")), std::to_string(t.value("calls", 0)),
-                         std::to_string(t.value("bytes", uint64_t{0})), num(t.value("time_us", 0.0) / 1e3),
-                         num(t.value("mean_busbw_gbps", 0.0), 2)});
+        rows->push_back({f.str(t, p, key, "?"), std::to_string(f.integer(t, p, "calls")),
+                         std::to_string(f.count(t, p, "bytes")), num(f.number(t, p, "time_us") / 1e3),
+                         num(f.number(t, p, "mean_busbw_gbps"), 2)});
+    }
   };
-  total_rows(j["totals"].value("per_op", json::array()), "op", &op_rows);
-  total_rows(j["totals"].value("per_communicator", json::array()), "comm", &comm_rows);
-  for (const auto& r : j["ranks"])
+  total_rows(j["totals"], "per_op", "op", &op_rows);
+  total_rows(j["totals"], "per_communicator", "comm", &comm_rows);
+  for (size_t i = 0; i < j["ranks"].size(); ++i) {
+    const json& r = j["ranks"][i];
+    const std::string p = at("$.ranks", i);
     if (r.is_object())
-      rank_rows.push_back({std::to_string(r.value("rank", 0)), r.value("node", std::string()),
-                           num(r.value("compute_us", 0.0) / 1e3), num(r.value("communication_us", 0.0) / 1e3),
-                           num(r.value("exposed_communication_us", 0.0) / 1e3), num(r.value("idle_us", 0.0) / 1e3)});
+      rank_rows.push_back({std::to_string(f.integer(r, p, "rank")), f.str(r, p, "node"),
+                           num(f.number(r, p, "compute_us") / 1e3), num(f.number(r, p, "communication_us") / 1e3),
+                           num(f.number(r, p, "exposed_communication_us") / 1e3),
+                           num(f.number(r, p, "idle_us") / 1e3)});
+  }
 
   std::ostringstream h;
   h << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Genie report</title><style>"
@@ -235,36 +318,39 @@ Status render_html(const std::string& path, const std::string& out_path) {
   if (job.contains("command") && job["command"].is_array())
     for (const auto& c : job["command"]) cmd += (cmd.empty() ? "" : " ") + (c.is_string() ? c.get<std::string>() : "?");
   h << "<table class=\"meta\"><tr><td>command</td><td>" << esc(cmd) << "</td></tr><tr><td>ranks</td><td>"
-    << job.value("nranks", 0) << " on " << job.value("nodes", 0) << " node(s), device "
-    << esc(job.value("device", std::string())) << "</td></tr><tr><td>topology</td><td>"
-    << esc(job.value("topology", std::string())) << " (" << esc(job.value("engine", std::string()))
-    << " engine, " << esc(job.value("clock", std::string())) << " clock)</td></tr><tr><td>exit code</td><td>"
-    << job.value("exit_code", 0) << "</td></tr><tr><td>virtual span</td><td>" << num(span / 1e3)
-    << " ms</td></tr><tr><td>wall time</td><td>" << num(job.value("wall_seconds", 0.0), 1) << " s</td></tr></table>";
-  h << "<h2>Per-rank timeline</h2>" << timeline_svg(j["ranks"], span);
-  h << "<h2>Bus bandwidth versus size</h2>" << busbw_svg(j["collectives"]);
-  h << "<h2>Link utilisation</h2>" << heatmap_svg(j["links"]);
+    << f.integer(job, "$.job", "nranks") << " on " << f.integer(job, "$.job", "nodes") << " node(s), device "
+    << esc(f.str(job, "$.job", "device")) << "</td></tr><tr><td>topology</td><td>"
+    << esc(f.str(job, "$.job", "topology")) << " (" << esc(f.str(job, "$.job", "engine")) << " engine, "
+    << esc(f.str(job, "$.job", "clock")) << " clock)</td></tr><tr><td>exit code</td><td>"
+    << f.integer(job, "$.job", "exit_code") << "</td></tr><tr><td>virtual span</td><td>" << num(span / 1e3)
+    << " ms</td></tr><tr><td>wall time</td><td>" << num(f.number(job, "$.job", "wall_seconds"), 1)
+    << " s</td></tr></table>";
+  h << "<h2>Per-rank timeline</h2>" << timeline_svg(f, j["ranks"], span);
+  h << "<h2>Bus bandwidth versus size</h2>" << busbw_svg(f, j["collectives"]);
+  h << "<h2>Link utilisation</h2>" << heatmap_svg(f, j["links"]);
   h << "<h2>Collectives</h2>" << table({"op", "calls", "bytes", "time ms", "mean busbw GB/s"}, op_rows);
   h << "<h2>Communicators</h2>" << table({"comm", "calls", "bytes", "time ms", "mean busbw GB/s"}, comm_rows);
-  if (j.contains("fabric") && j["fabric"].is_object() && j["fabric"].contains("summary")) {
+  if (const json* fab = Fields::get(j, "fabric"); fab != nullptr && fab->is_object() && fab->contains("summary")) {
     std::vector<std::vector<std::string>> fab_rows, call_rows;
-    for (const auto& f : j["fabric"]["summary"])
-      if (f.is_object())
-        fab_rows.push_back({f.value("op", std::string("?")), std::to_string(f.value("bytes", uint64_t{0})),
-                            std::to_string(f.value("calls", 0)), num(f.value("median_real_us", 0.0), 1),
-                            f["median_sim_us"].is_number() ? num(f["median_sim_us"].get<double>(), 1) : "-",
-                            f["sim_over_real"].is_number() ? num(f["sim_over_real"].get<double>(), 3) : "-"});
-    if (j["fabric"].contains("calls") && j["fabric"]["calls"].is_array()) {
-      size_t shown = 0;
-      for (const auto& c : j["fabric"]["calls"]) {
-        if (!c.is_object() || shown++ >= 200) break;
-        call_rows.push_back({c.value("comm", std::string()), std::to_string(c.value("seq", 0)),
-                             std::to_string(c.value("rank", 0)), c.value("op", std::string()),
-                             std::to_string(c.value("bytes", uint64_t{0})), num(c.value("real_us", 0.0), 1),
-                             c["sim_us"].is_number() ? num(c["sim_us"].get<double>(), 1) : "-",
-                             c.contains("sim_over_real") && c["sim_over_real"].is_number()
-                                 ? num(c["sim_over_real"].get<double>(), 3)
-                                 : "-"});
+    if (const json* sum = Fields::get(*fab, "summary"); sum != nullptr && sum->is_array()) {
+      for (size_t i = 0; i < sum->size(); ++i) {
+        const json& e = (*sum)[i];
+        const std::string p = at("$.fabric.summary", i);
+        if (e.is_object())
+          fab_rows.push_back({f.str(e, p, "op", "?"), std::to_string(f.count(e, p, "bytes")),
+                              std::to_string(f.integer(e, p, "calls")), num(f.number(e, p, "median_real_us"), 1),
+                              f.number_or_dash(e, p, "median_sim_us", 1), f.number_or_dash(e, p, "sim_over_real", 3)});
+      }
+    }
+    if (const json* calls = Fields::get(*fab, "calls"); calls != nullptr && calls->is_array()) {
+      for (size_t i = 0; i < calls->size() && i < 200; ++i) {
+        const json& c = (*calls)[i];
+        const std::string p = at("$.fabric.calls", i);
+        if (!c.is_object()) break;
+        call_rows.push_back({f.str(c, p, "comm"), std::to_string(f.count(c, p, "seq")),
+                             std::to_string(f.integer(c, p, "rank")), f.str(c, p, "op"),
+                             std::to_string(f.count(c, p, "bytes")), num(f.number(c, p, "real_us"), 1),
+                             f.number_or_dash(c, p, "sim_us", 1), f.number_or_dash(c, p, "sim_over_real", 3)});
       }
     }
     h << "<h2>Real fabric versus simulation</h2>"
@@ -309,9 +395,20 @@ Status render_html(const std::string& path, const std::string& out_path) {
        "var st=(ok===c.length&&c.length>0)?'ok':'fail';document.body.setAttribute('data-rendered',st+' '+ok+'/'+c.length);"
        "document.getElementById('render-status').textContent='charts rendered: '+st+' ('+msg.join(', ')+')';})();"
        "</script></body></html>\n";
+  GENIE_TRY(f.status());
+  return h.str();
+}
+
+Status render_html(const std::string& path, const std::string& out_path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return system_error("cannot read " + path);
+  GENIE_ASSIGN_OR_RETURN(std::string html, render_html_text(text.str(), path));
   std::ofstream out(out_path, std::ios::trunc);
   if (!out) return system_error("cannot write " + out_path);
-  out << h.str();
+  out << html;
   out.flush();
   if (!out) return system_error("cannot write " + out_path + " (disk full?)");
   return Status::ok();

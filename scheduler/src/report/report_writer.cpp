@@ -92,7 +92,7 @@ Status write_file(const std::filesystem::path& path, std::initializer_list<std::
 // The real fabric's records (docs/fabric.md): one JSON object per line, one file per rank. Malformed lines
 // are skipped and counted (the job's own files; a broken line must not cost the whole report).
 json fabric_section(const std::string& dir, std::map<std::string, std::string>* comm_names) {
-  std::vector<json> calls;
+  std::vector<FabricCallRecord> records;
   uint64_t bad = 0;
   std::error_code ec;
   if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return nullptr;
@@ -108,42 +108,41 @@ json fabric_section(const std::string& dir, std::map<std::string, std::string>* 
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
-      json r = json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object() || !r.contains("comm") || !r.contains("seq") || !r.contains("real_us") ||
-          !r["real_us"].is_number()) {
+      auto r = parse_fabric_record(line);
+      if (!r.is_ok()) {
         ++bad;
         continue;
       }
-      const std::string key = r["comm"].is_string() ? r["comm"].get<std::string>() : r["comm"].dump();
-      if (!comm_names->count(key)) (*comm_names)[key] = "f" + std::to_string(comm_names->size());
-      json c = {{"comm", (*comm_names)[key]},
-                {"seq", r.value("seq", 0)},
-                {"rank", r.value("rank", 0)},
-                {"op", r.value("op", std::string("?"))},
-                {"bytes", r.value("bytes", uint64_t{0})},
-                {"datatype", r.value("datatype", std::string())},
-                {"algorithm", r.value("algorithm", std::string())},
-                {"protocol", r.value("protocol", std::string())},
-                {"channels", r.value("channels", 0)},
-                {"provider", r.value("provider", std::string())},
-                {"real_us", r["real_us"]},
-                {"sim_us", r.contains("sim_us") ? r["sim_us"] : json(nullptr)}};
-      if (r.contains("sim_us") && r["sim_us"].is_number() && r["real_us"].get<double>() > 0)
-        c["sim_over_real"] = round3(r["sim_us"].get<double>() / r["real_us"].get<double>());
-      calls.push_back(std::move(c));
+      if (!comm_names->count(r.value().comm)) (*comm_names)[r.value().comm] = "f" + std::to_string(comm_names->size());
+      records.push_back(std::move(r.value()));
     }
   }
-  std::stable_sort(calls.begin(), calls.end(), [](const json& a, const json& b) {
-    return std::tie(a["comm"].get_ref<const std::string&>(), a["seq"].get_ref<const json::number_integer_t&>()) <
-           std::tie(b["comm"].get_ref<const std::string&>(), b["seq"].get_ref<const json::number_integer_t&>());
+  std::stable_sort(records.begin(), records.end(), [&](const FabricCallRecord& a, const FabricCallRecord& b) {
+    return std::tie(comm_names->at(a.comm), a.seq) < std::tie(comm_names->at(b.comm), b.seq);
   });
+  std::vector<json> calls;
+  for (const FabricCallRecord& r : records) {
+    json c = {{"comm", (*comm_names)[r.comm]},
+              {"seq", r.seq},
+              {"rank", r.rank},
+              {"op", r.op.empty() ? std::string("?") : r.op},
+              {"bytes", r.bytes},
+              {"datatype", r.datatype},
+              {"algorithm", r.algorithm},
+              {"protocol", r.protocol},
+              {"channels", r.channels},
+              {"provider", r.provider},
+              {"real_us", r.real_us},
+              {"sim_us", r.sim_us ? json(*r.sim_us) : json(nullptr)}};
+    if (r.sim_us && r.real_us > 0) c["sim_over_real"] = round3(*r.sim_us / r.real_us);
+    calls.push_back(std::move(c));
+  }
   // Per (op, bytes): a call's time is its slowest rank's; medians over calls.
-  std::map<std::pair<std::string, uint64_t>, std::map<std::pair<std::string, int64_t>, std::pair<double, double>>> by;
-  for (const auto& c : calls) {
-    auto& v = by[{c["op"].get<std::string>(), c["bytes"].get<uint64_t>()}][{c["comm"].get<std::string>(),
-                                                                            c["seq"].get<int64_t>()}];
-    v.first = std::max(v.first, c["real_us"].get<double>());
-    if (c["sim_us"].is_number()) v.second = std::max(v.second, c["sim_us"].get<double>());
+  std::map<std::pair<std::string, uint64_t>, std::map<std::pair<std::string, uint64_t>, std::pair<double, double>>> by;
+  for (const FabricCallRecord& r : records) {
+    auto& v = by[{r.op.empty() ? std::string("?") : r.op, r.bytes}][{r.comm, r.seq}];
+    v.first = std::max(v.first, r.real_us);
+    if (r.sim_us) v.second = std::max(v.second, *r.sim_us);
   }
   auto median = [](std::vector<double> v) {
     if (v.empty()) return 0.0;

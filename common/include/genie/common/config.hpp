@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -137,9 +138,11 @@ T Config::get(const Param<T>& p) const {
     detail::parse_bool(v->text, &b);
     return b;
   } else if constexpr (std::is_same_v<T, int64_t>) {
-    return static_cast<int64_t>(std::stoll(v->text));
+    // Validated text (validate()); strtoll, not stoll, so that nothing here can throw.
+    return static_cast<int64_t>(std::strtoll(v->text.c_str(), nullptr, 10));
   } else if constexpr (std::is_same_v<T, double>) {
-    return std::stod(v->text);
+    // strtod, not stod: stod throws out_of_range for a valid subnormal such as 1e-310.
+    return std::strtod(v->text.c_str(), nullptr);
   } else {
     return v->text;
   }

@@ -46,6 +46,9 @@ struct CalibrationData {
 
 /// Reads gemm.csv, membound.csv and device.json of `dir`. Errors name the file, and the line or JSON path.
 Result<CalibrationData> load_calibration(const std::string& dir);
+/// Same, from the three files' contents; `dir` names them in errors (dir/gemm.csv, ...).
+Result<CalibrationData> parse_calibration(const std::string& gemm_csv, const std::string& membound_csv,
+                                          const std::string& device_json, const std::string& dir);
 
 /// Which terms of the GEMM model are fitted (the others are switched off): compared on held-out data to choose
 /// the model form (docs/costmodel.md).

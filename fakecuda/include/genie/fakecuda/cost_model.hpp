@@ -100,6 +100,10 @@ class CostModel {
   virtual SimTime launch_overhead() const = 0;
 };
 
+/// Longest kernel duration a kernel table or an imported trace may give: one hour. Longer is a unit mistake
+/// (ns taken for us) or a corrupt file, and far longer would not fit SimTime's int64 nanoseconds.
+inline constexpr double kMaxKernelDurationUs = 3.6e9;
+
 /// One measured entry of the kernel table.
 struct KernelTableEntry {
   bool has_shape = false;       ///< false: applies to any launch shape of the kernel

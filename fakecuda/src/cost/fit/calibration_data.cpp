@@ -25,9 +25,9 @@ std::vector<std::string> split_csv(const std::string& line) {
   return out;
 }
 
-/// Rows of a CSV file with the expected header; each row has the header's field count.
-Result<std::vector<std::vector<std::string>>> read_csv(const std::string& path, const std::string& header) {
-  GENIE_ASSIGN_OR_RETURN(std::string text, read_file(path));
+/// Rows of a CSV file (`text`, read from `path`) with the expected header; each row has the header's field count.
+Result<std::vector<std::vector<std::string>>> read_csv(const std::string& text, const std::string& path,
+                                                       const std::string& header) {
   std::stringstream ss(text);
   std::string line;
   std::vector<std::vector<std::string>> rows;
@@ -49,11 +49,15 @@ Result<std::vector<std::vector<std::string>>> read_csv(const std::string& path, 
   return rows;
 }
 
-bool to_number(const std::string& s, double* out) {
+/// The whole field as a finite number in (0, kMaxMeasurement].
+bool to_positive(const std::string& s, double* out) {
+  // 2^53: far above any measured size or time, and the largest range in which a double converts to the
+  // int64 sizes exactly (converting a bigger one, or NaN or infinity, is undefined behaviour).
+  constexpr double kMaxMeasurement = 9007199254740992.0;
   try {
     size_t pos = 0;
     *out = std::stod(s, &pos);
-    return pos == s.size();
+    return pos == s.size() && *out > 0 && *out <= kMaxMeasurement;
   } catch (const std::exception&) {
     return false;
   }
@@ -62,11 +66,19 @@ bool to_number(const std::string& s, double* out) {
 }  // namespace
 
 Result<CalibrationData> load_calibration(const std::string& dir) {
+  GENIE_ASSIGN_OR_RETURN(std::string gemm, read_file(dir + "/gemm.csv"));
+  GENIE_ASSIGN_OR_RETURN(std::string membound, read_file(dir + "/membound.csv"));
+  GENIE_ASSIGN_OR_RETURN(std::string device, read_file(dir + "/device.json"));
+  return parse_calibration(gemm, membound, device, dir);
+}
+
+Result<CalibrationData> parse_calibration(const std::string& gemm_csv, const std::string& membound_csv,
+                                          const std::string& device_json, const std::string& dir) {
   CalibrationData d;
   d.dir = dir;
   {
     const std::string path = dir + "/gemm.csv";
-    GENIE_ASSIGN_OR_RETURN(auto rows, read_csv(path, "dtype,kind,M,N,K,time_us,tflops"));
+    GENIE_ASSIGN_OR_RETURN(auto rows, read_csv(gemm_csv, path, "dtype,kind,M,N,K,time_us,tflops"));
     int line = 1;
     for (const auto& r : rows) {
       ++line;
@@ -74,7 +86,7 @@ Result<CalibrationData> load_calibration(const std::string& dir) {
       g.dtype = r[0];
       g.kind = r[1];
       double m, n, k, t;
-      if (!to_number(r[2], &m) || !to_number(r[3], &n) || !to_number(r[4], &k) || !to_number(r[5], &t) || t <= 0)
+      if (!to_positive(r[2], &m) || !to_positive(r[3], &n) || !to_positive(r[4], &k) || !to_positive(r[5], &t))
         return invalid_argument(path + ":" + std::to_string(line) + ": M, N, K and time_us must be positive numbers");
       GemmMath math;
       if (!parse_gemm_math(g.dtype, &math))
@@ -88,7 +100,7 @@ Result<CalibrationData> load_calibration(const std::string& dir) {
   }
   {
     const std::string path = dir + "/membound.csv";
-    GENIE_ASSIGN_OR_RETURN(auto rows, read_csv(path, "dtype,op,elements,time_us,eff_GBps"));
+    GENIE_ASSIGN_OR_RETURN(auto rows, read_csv(membound_csv, path, "dtype,op,elements,time_us,eff_GBps"));
     int line = 1;
     for (const auto& r : rows) {
       ++line;
@@ -96,7 +108,7 @@ Result<CalibrationData> load_calibration(const std::string& dir) {
       m.dtype = r[0];
       m.op = r[1];
       double e, t;
-      if (!to_number(r[2], &e) || !to_number(r[3], &t) || t <= 0 || e <= 0)
+      if (!to_positive(r[2], &e) || !to_positive(r[3], &t))
         return invalid_argument(path + ":" + std::to_string(line) + ": elements and time_us must be positive numbers");
       if (m.dtype != "bf16" && m.dtype != "fp32")
         return invalid_argument(path + ":" + std::to_string(line) + ": unknown dtype '" + m.dtype + "'");
@@ -109,10 +121,9 @@ Result<CalibrationData> load_calibration(const std::string& dir) {
   }
   {
     const std::string path = dir + "/device.json";
-    GENIE_ASSIGN_OR_RETURN(std::string text, read_file(path));
     nlohmann::json doc;
     try {
-      doc = nlohmann::json::parse(text);
+      doc = nlohmann::json::parse(device_json);
     } catch (const std::exception& e) {
       return invalid_argument(path + ": not valid JSON: " + e.what());
     }
@@ -121,7 +132,8 @@ Result<CalibrationData> load_calibration(const std::string& dir) {
     for (auto it = doc["measurements"].begin(); it != doc["measurements"].end(); ++it) {
       const std::string& key = it.key();
       if (key == "tiny_kernel_launch_us_host") {
-        if (!it.value().is_number()) return invalid_argument(path + ": /measurements/" + key + ": a number");
+        if (!it.value().is_number() || !(it.value().get<double>() >= 0))
+          return invalid_argument(path + ": /measurements/" + key + ": a number >= 0");
         d.tiny_kernel_launch_us = it.value().get<double>();
         continue;
       }
@@ -131,10 +143,11 @@ Result<CalibrationData> load_calibration(const std::string& dir) {
       std::string kind = key.substr(0, cut);
       if (kind != "h2d_pinned" && kind != "d2h_pinned" && kind != "h2d_pageable" && kind != "d2d") continue;
       double bytes;
-      if (!to_number(key.substr(cut + 1), &bytes) || bytes <= 0)
+      if (!to_positive(key.substr(cut + 1), &bytes))
         return invalid_argument(path + ": /measurements/" + key + ": the name must end in a byte count");
-      if (!it.value().is_object() || !it.value().contains("us") || !it.value()["us"].is_number())
-        return invalid_argument(path + ": /measurements/" + key + "/us: a number is required");
+      if (!it.value().is_object() || !it.value().contains("us") || !it.value()["us"].is_number() ||
+          !(it.value()["us"].get<double>() > 0))
+        return invalid_argument(path + ": /measurements/" + key + "/us: a positive number is required");
       d.copies.push_back({kind, static_cast<int64_t>(bytes), it.value()["us"].get<double>()});
     }
   }

@@ -124,20 +124,21 @@ class Topology {
 
  private:
   /// Cached distance vector to `dst` (every node), or null when the cache budget is spent.
-  const std::vector<int32_t>* distances_to(int dst) const;
+  const std::vector<int64_t>* distances_to(int dst) const;
   /// Dijkstra from `dst` stopped once `src` is settled, into scratch_dist_ (entries stamped scratch_gen_).
   void partial_distances(int dst, int src) const;
   Result<Route> shortest_route(int src, int dst, uint64_t flow_key) const;
   std::vector<int> gpu_nic_;  // gpu -> NIC node, -1 if unbound
-  int32_t link_cost(uint32_t ch) const;
+  int64_t link_cost(uint32_t ch) const;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<int> gpu_nodes_;
   std::vector<std::vector<uint32_t>> adj_;                                         // node -> outgoing directed channels
   mutable std::unique_ptr<std::mutex> cache_mu_ = std::make_unique<std::mutex>();  // pointer: Topology stays movable
-  mutable std::map<int, std::unique_ptr<std::vector<int32_t>>> dist_cache_;
+  // Distances are int64: a link's cost reaches 1e10 at the loaders' slowest 1 kB/s, and paths add up thousands.
+  mutable std::map<int, std::unique_ptr<std::vector<int64_t>>> dist_cache_;
   mutable size_t dist_cache_entries_ = 0;
-  mutable std::vector<int32_t> scratch_dist_;
+  mutable std::vector<int64_t> scratch_dist_;
   mutable std::vector<uint32_t> scratch_stamp_;
   mutable uint32_t scratch_gen_ = 0;
 };

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzz target: ASTRA-sim analytical network YAML files (--topology FILE.yaml) and the generic shape names
+// (ring:N, torus2d:XxY, torus3d:XxYxZ). Byte 0 even: the rest is a YAML file; odd: a --topology name. Whatever
+// the bytes, loading returns a topology or a Status (never a hang or an allocation the size of the input's
+// numbers); a topology passes the invariants of topology_check.hpp.
+#include <cstddef>
+#include <cstdint>
+
+#include "topology_check.hpp"
+
+extern "C" {
+size_t genie_fuzz_accepted = 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string text = genie::fuzz::text_of(data + 1, size - 1);
+  genie::Result<std::shared_ptr<const genie::netsim::Topology>> t =
+      genie::invalid_argument("not parsed");
+  if ((data[0] & 1) == 0) {
+    t = genie::netsim::parse_astra_yaml(text, "fuzz.yaml");
+  } else {
+    // Only shape names: anything ending in .json/.yaml would be opened as a file.
+    if (text.rfind("ring:", 0) != 0 && text.rfind("torus2d:", 0) != 0 && text.rfind("torus3d:", 0) != 0) return 0;
+    t = genie::netsim::load_topology(text, {});
+  }
+  if (!t.is_ok()) return 0;
+  ++genie_fuzz_accepted;
+  genie::fuzz::check_topology(*t.value());
+  return 0;
+}
