@@ -3,6 +3,7 @@
 #include "genie/fakecuda/runtime.hpp"
 
 #include <algorithm>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -210,7 +211,11 @@ struct InstanceState {
   Status status;
 };
 InstanceState& instance_state() {
-  static InstanceState* s = new InstanceState();
+  // Never destroyed (threads may still ask at exit), and made without the heap: the interposed clock_gettime
+  // (app_clock.cpp) asks for the runtime from inside malloc, whose allocator may read the clock with its own
+  // lock held (ASan's does): a heap allocation here deadlocked every process of an ASan build.
+  alignas(InstanceState) static unsigned char storage[sizeof(InstanceState)];
+  static InstanceState* s = new (storage) InstanceState();
   return *s;
 }
 }  // namespace
