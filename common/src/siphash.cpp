@@ -53,7 +53,7 @@ uint64_t siphash24(const std::array<uint8_t, 16>& key, const void* data, size_t 
   const size_t whole = len / 8 * 8;
   for (size_t i = 0; i < whole; i += 8) s.absorb(load_le64(p + i));
   uint8_t last[8] = {};
-  std::memcpy(last, p + whole, len - whole);
+  if (len > whole) std::memcpy(last, p + whole, len - whole);  // data may be null when len is 0
   last[7] = static_cast<uint8_t>(len);
   s.absorb(load_le64(last));
   s.v2 ^= 0xff;

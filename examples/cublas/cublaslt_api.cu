@@ -116,6 +116,8 @@ int main() {
                 cublasLtMatmulDescSetAttribute(&garbage, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
   EXPECT_STATUS("MatmulDescDestroy", CUBLAS_STATUS_SUCCESS, cublasLtMatmulDescDestroy(op));
   EXPECT_STATUS("LayoutDestroy", CUBLAS_STATUS_SUCCESS, cublasLtMatrixLayoutDestroy(bad));
+  for (cublasLtMatrixLayout_t l : {a, b, c})
+    EXPECT_STATUS("LayoutDestroy A/B/C", CUBLAS_STATUS_SUCCESS, cublasLtMatrixLayoutDestroy(l));
   EXPECT_STATUS("PreferenceDestroy", CUBLAS_STATUS_SUCCESS, cublasLtMatmulPreferenceDestroy(pref));
   EXPECT_STATUS("LtDestroy", CUBLAS_STATUS_SUCCESS, cublasLtDestroy(lt));
   EXPECT_STATUS("LtDestroy twice", CUBLAS_STATUS_NOT_INITIALIZED, cublasLtDestroy(lt));

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -63,6 +64,17 @@ struct Domain {
 struct Registered {
   const char* name;
 };
+
+// Handles live until the process ends (the application may use one after nvtxDomainDestroy, and other threads'
+// late records refer to them), kept in a list so they stay reachable rather than leaked.
+template <class T>
+T* keep(T* p) {
+  static std::mutex mu;
+  static auto* all = new std::vector<std::unique_ptr<void, void (*)(void*)>>();  // never destroyed
+  std::lock_guard lk(mu);
+  all->emplace_back(p, [](void* q) { delete static_cast<T*>(q); });
+  return p;
+}
 
 const char* registered_name(nvtxStringHandle_t h) {
   return h ? reinterpret_cast<const Registered*>(h)->name : "";
@@ -185,17 +197,16 @@ void NVTX_API DomainResourceDestroy(nvtxResourceHandle_t) {}
 void NVTX_API DomainNameCategoryA(nvtxDomainHandle_t, uint32_t, const char*) {}
 void NVTX_API DomainNameCategoryW(nvtxDomainHandle_t, uint32_t, const wchar_t*) {}
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* s) {
-  return reinterpret_cast<nvtxStringHandle_t>(new Registered{intern(s ? s : "")});
+  return reinterpret_cast<nvtxStringHandle_t>(keep(new Registered{intern(s ? s : "")}));
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) {
-  return reinterpret_cast<nvtxStringHandle_t>(new Registered{intern(utf8(s))});
+  return reinterpret_cast<nvtxStringHandle_t>(keep(new Registered{intern(utf8(s))}));
 }
-// Domains are never freed: handles may be used after nvtxDomainDestroy by other threads' late records.
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
-  return reinterpret_cast<nvtxDomainHandle_t>(new Domain{name ? name : ""});
+  return reinterpret_cast<nvtxDomainHandle_t>(keep(new Domain{name ? name : ""}));
 }
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
-  return reinterpret_cast<nvtxDomainHandle_t>(new Domain{utf8(name)});
+  return reinterpret_cast<nvtxDomainHandle_t>(keep(new Domain{utf8(name)}));
 }
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) {}
 void NVTX_API Initialize(const void*) {}  // nvtxInitialize: nothing to set up
