@@ -4,6 +4,7 @@
 
 #include "genie/sched/testbed.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -108,6 +109,30 @@ Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_p
   return out;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" void __asan_init();
+#define GENIE_SANITIZER_SYMBOL __asan_init
+#elif defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_init();
+#define GENIE_SANITIZER_SYMBOL __tsan_init
+#endif
+
+std::string sanitizer_runtime() {
+#ifdef GENIE_SANITIZER_SYMBOL
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&GENIE_SANITIZER_SYMBOL), &info) != 0 && info.dli_fname != nullptr)
+    return info.dli_fname;
+#endif
+  return {};
+}
+
+std::string with_sanitizer_runtime(const std::string& preload) {
+  const std::string rt = sanitizer_runtime();
+  if (rt.empty()) return preload;
+  if (preload == rt || preload.rfind(rt + ":", 0) == 0) return preload;
+  return preload.empty() ? rt : rt + ":" + preload;
+}
+
 std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
                                                     int master_port) {
   std::map<std::string, std::string> env = spec.extra_env;
@@ -144,7 +169,7 @@ std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, cons
     std::string preload = old_preload && *old_preload ? std::string(old_preload) + ":" : std::string();
     const char* libs[] = {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnccl.so.2"};
     for (size_t i = 0; i < std::size(libs); ++i) preload += (i > 0 ? ":" : "") + spec.lib_dir + "/" + libs[i];
-    env["LD_PRELOAD"] = preload;
+    env["LD_PRELOAD"] = with_sanitizer_runtime(preload);
     // Genie's cuDNN has no engines: PyTorch's SDPA must not put cuDNN attention first (it does on sm90/sm100
     // with cuDNN > 9.15 unless this is set; docs/costmodel.md "cuDNN"). A value the user set is kept.
     if (std::getenv("TORCH_CUDNN_SDPA_DEPRIORITIZED") == nullptr) env["TORCH_CUDNN_SDPA_DEPRIORITIZED"] = "1";

@@ -92,7 +92,7 @@ shm_fabric_killed|shm_fabric_deadpeer)
 shm_genie_run_killed)
   # The same under genie run: it names the rank, exits with its status and still writes the report.
   rep=$(mktemp -d)
-  run_job 137 "genie run: rank 2 was killed by signal 9" -- env LD_PRELOAD="${GENIE_SANITIZER_PRELOAD:-}" \
+  run_job 137 "genie run: rank 2 was killed by signal 9" -- \
     "$genie" run -n 3 --fabric real:shm --grace 5 --report "$rep" -- "$examples/faults" killed 3 env
   python3 - "$rep/genie-report.json" <<'EOF' || fail "report of the failed job"
 import json, sys

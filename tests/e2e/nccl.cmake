@@ -33,20 +33,20 @@ if(TARGET nccl2 AND TARGET example_collectives)
   set(REPORT_TOOL ${CMAKE_CURRENT_SOURCE_DIR}/report_tool.py)
   set(REPORTS ${CMAKE_CURRENT_BINARY_DIR}/reports)
   add_test(NAME e2e_genie_run_collectives
-    COMMAND ${RUN_EXPECT} 0 "\\[rank3\\]: collectives: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
+    COMMAND ${RUN_EXPECT} 0 "\\[rank3\\]: collectives: 0 failed" -- env
             ${GENIE_BIN} run -n 4 --report ${REPORTS}/collectives -- ${GENIE_EXAMPLES_DIR}/collectives env)
   # The report of that job: schema, invariants (start = last arrival, busbw = algbw x factor, ...), trace.
   add_test(NAME e2e_report_collectives COMMAND python3 ${REPORT_TOOL} check ${REPORTS}/collectives --ranks 4)
   set_tests_properties(e2e_report_collectives PROPERTIES DEPENDS e2e_genie_run_collectives)
   add_test(NAME e2e_genie_run_p2p_two_nodes
-    COMMAND ${RUN_EXPECT} 0 "nNodes 2" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} NCCL_DEBUG=INFO
+    COMMAND ${RUN_EXPECT} 0 "nNodes 2" -- env NCCL_DEBUG=INFO
             ${GENIE_BIN} run -n 4 --nodes 2 --report ${REPORTS}/p2p -- ${GENIE_EXAMPLES_DIR}/p2p env)
   add_test(NAME e2e_report_p2p COMMAND python3 ${REPORT_TOOL} check ${REPORTS}/p2p --ranks 4)
   set_tests_properties(e2e_report_p2p PROPERTIES DEPENDS e2e_genie_run_p2p_two_nodes)
   # A rank that fails ends the job with its exit code; the others are stopped after the grace period, and the
   # report still says what happened.
   add_test(NAME e2e_genie_run_failure
-    COMMAND ${RUN_EXPECT} 3 "genie run: rank 1 exited with code 3" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
+    COMMAND ${RUN_EXPECT} 3 "genie run: rank 1 exited with code 3" -- env
             ${GENIE_BIN} run -n 3 --grace 0.5 --report ${REPORTS}/failure
             -- sh -c "[ $RANK = 1 ] && exit 3; sleep 30")
   add_test(NAME e2e_report_failure COMMAND python3 ${REPORT_TOOL} expect ${REPORTS}/failure
@@ -58,22 +58,22 @@ if(TARGET nccl2 AND TARGET example_collectives)
   # resolutions match the CUDA-event times the ranks measured.
   add_test(NAME e2e_coordinator_contention
     COMMAND ${RUN_EXPECT} 0 "rank 0 alone_ms [0-9.]+ together_ms [0-9.]+ ratio (1\\.9[5-9]|2\\.0[0-5])" --
-            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
+            env GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
             --report ${REPORTS}/contention -- ${GENIE_EXAMPLES_DIR}/contention 4194304 3 0)
   # On an NVSwitch server the two pairs do not interfere.
   add_test(NAME e2e_coordinator_no_contention_nvswitch
     COMMAND ${RUN_EXPECT} 0 "rank 0 alone_ms [0-9.]+ together_ms [0-9.]+ ratio 1\\.00" --
-            env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
+            env GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --no-report -- ${GENIE_EXAMPLES_DIR}/contention 4194304 3 0)
   # Order independence: the same job with ranks delayed differently in wall time (jitter seeds 1 and 2) gives
   # identical virtual timelines.
   add_test(NAME e2e_coordinator_jitter_a
-    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
+    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
             --report ${REPORTS}/jitter_a -- ${GENIE_EXAMPLES_DIR}/contention 1048576 3 1)
   add_test(NAME e2e_coordinator_jitter_b
-    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD} GENIE_HOST_CPU_SCALE=0
+    COMMAND ${RUN_EXPECT} 0 "contention: 0 failed" -- env GENIE_HOST_CPU_SCALE=0
             ${GENIE_BIN} run -n 4 --nodes 2 --gpus-per-node 2 --topology ${E2E_DATA}/two_servers.json
             --report ${REPORTS}/jitter_b -- ${GENIE_EXAMPLES_DIR}/contention 1048576 3 2)
   add_test(NAME e2e_coordinator_order_independent
@@ -95,7 +95,7 @@ if(TARGET nccl2 AND TARGET example_collectives)
   # and compute + communication + idle add up to the range; the nested domain range and the start/end range
   # are recorded under their names.
   add_test(NAME e2e_genie_run_nvtx
-    COMMAND ${RUN_EXPECT} 0 "\\[rank1\\]: nvtx_steps: 0 failed" -- env LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}
+    COMMAND ${RUN_EXPECT} 0 "\\[rank1\\]: nvtx_steps: 0 failed" -- env
             GENIE_HOST_CPU_SCALE=0 GENIE_FAKECUDA_COST_TABLE=${E2E_DATA}/nvtx_table.json
             ${GENIE_BIN} run -n 2 --report ${REPORTS}/nvtx -- ${GENIE_EXAMPLES_DIR}/nvtx_steps 4 262144)
   add_test(NAME e2e_report_nvtx COMMAND python3 ${REPORT_TOOL} expect ${REPORTS}/nvtx

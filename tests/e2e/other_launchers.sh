@@ -18,6 +18,10 @@ rm -rf "$report" && mkdir -p "$report"
 work=$(mktemp -d)
 trap 'rm -rf "$work"; [ -n "${coord_pid:-}" ] && kill "$coord_pid" 2>/dev/null' EXIT
 eval "$("$build/bin/genie" env)"
+# The preload goes to the launchers that start ranks, not to this script's own commands (in a sanitizer build it
+# holds the sanitizer runtime, whose leak check would report every shell and tool).
+preload=$LD_PRELOAD
+unset LD_PRELOAD
 case $mode in
   mpirun)
     "$build/bin/genie" coordinator -n 2 --report "$report" > "$work/coord.env" 2> "$work/coord.log" &
@@ -26,7 +30,8 @@ case $mode in
     # shellcheck disable=SC1091
     . "$work/coord.env"
     export NCCL_EXAMPLE_JOB="mpirun-$$" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    mpirun --oversubscribe -np 2 --bind-to none -x LD_PRELOAD -x LD_LIBRARY_PATH -x GENIE_COORDINATOR \
+    # -x NAME=VALUE: the ranks get the preload, mpirun itself is not a rank.
+    mpirun --oversubscribe -np 2 --bind-to none -x LD_PRELOAD="$preload" -x LD_LIBRARY_PATH -x GENIE_COORDINATOR \
       -x GENIE_JOB_SECRET -x NCCL_EXAMPLE_JOB "$example" env > "$work/out.log" 2>&1
     rc=$?
     wait "$coord_pid"
@@ -41,7 +46,7 @@ case $mode in
     export GENIE_REPORT_DIR=$report
     port=$((20000 + RANDOM % 20000))
     # python -m torch.distributed.run is torchrun (its console script's shebang names the venv's first path)
-    "$pybin/python" -m torch.distributed.run --nproc-per-node 2 --master-port "$port" --no-python "$example" env > "$work/out.log" 2>&1
+    LD_PRELOAD=$preload "$pybin/python" -m torch.distributed.run --nproc-per-node 2 --master-port "$port" --no-python "$example" env > "$work/out.log" 2>&1
     rc=$?
     cat "$work/out.log"
     ;;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "genie/sched/launcher.hpp"
 
 namespace genie::sched {
 
@@ -36,6 +37,7 @@ void register_env_command(CLI::App& app, int* exit_code) {
     if (std::filesystem::exists(lib + "/libnccl.so.2")) preload.push_back(lib + "/libnccl.so.2");
     std::string joined;
     for (auto& p : preload) joined += (joined.empty() ? "" : ":") + p;
+    joined = sched::with_sanitizer_runtime(joined);  // a sanitizer build's libraries need its runtime first
     std::cout << "export LD_LIBRARY_PATH=" << lib << "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n";
     std::cout << "export LD_PRELOAD=" << joined << "${LD_PRELOAD:+:$LD_PRELOAD}\n";
     // Genie's cuDNN has no engines: keep PyTorch's SDPA off cuDNN attention (docs/costmodel.md "cuDNN").

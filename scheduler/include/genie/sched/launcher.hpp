@@ -55,6 +55,13 @@ struct RankPlacement {
 /// ranks than it has GPUs, or the numbers are not positive.
 Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_per_node);
 
+/// The sanitizer runtime this program was built with (libasan / libtsan, the file loaded in this process), or
+/// empty in a normal build. Programs launched on a sanitizer build's libraries must preload it first: the
+/// launcher and `genie env` put it at the front of LD_PRELOAD unless it is there already.
+std::string sanitizer_runtime();
+/// `preload` (a LD_PRELOAD value) with the sanitizer runtime in front, unless it holds it already.
+std::string with_sanitizer_runtime(const std::string& preload);
+
 /// The environment of rank `r` (only the variables the launcher sets).
 std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
                                                     int master_port);
