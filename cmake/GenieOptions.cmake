@@ -13,6 +13,11 @@ if(CCACHE_PROGRAM)
 endif()
 
 add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+# Sanitizer builds: -O1 -g1 (after the build type's flags, so they win): line tables are all a report needs, and
+# CI builds these variants from scratch on two cores.
+if(GENIE_SANITIZE)
+  add_compile_options(-O1 -g1)
+endif()
 if(GENIE_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
