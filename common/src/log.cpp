@@ -9,6 +9,7 @@
 #include <atomic>
 #include <mutex>
 #include <spdlog/cfg/helpers.h>
+#include <spdlog/spdlog.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/dist_sink.h>
@@ -110,6 +111,7 @@ void init_once() {
 
 }  // namespace
 
+namespace {
 spdlog::logger* get(const char* name) noexcept {
   auto& s = state();
   try {
@@ -130,18 +132,40 @@ spdlog::logger* get(const char* name) noexcept {
     return &null_logger;
   }
 }
+}  // namespace
+
+bool enabled(const char* name, Level level) noexcept {
+  return get(name)->should_log(static_cast<spdlog::level::level_enum>(level));
+}
+
+void write(const char* name, Level level, const char* file, int line, const char* function,
+           fmt::string_view message) noexcept {
+  try {
+    get(name)->log(spdlog::source_loc{file, line, function}, static_cast<spdlog::level::level_enum>(level),
+                   spdlog::string_view_t(message.data(), message.size()));
+  } catch (...) {
+  }
+}
+
+void flush() noexcept {
+  try {
+    get(kCommon);
+    state().sinks->flush();
+  } catch (...) {
+  }
+}
 
 void set_rank(int rank) noexcept { g_rank.store(rank, std::memory_order_relaxed); }
 void set_virtual_time_source(int64_t (*fn)() noexcept) noexcept { g_vt_source.store(fn, std::memory_order_relaxed); }
 
-void add_sink(spdlog::sink_ptr sink) noexcept {
+void add_sink(std::shared_ptr<spdlog::sinks::sink> sink) noexcept {
   get(kCommon);
   try {
     state().sinks->add_sink(std::move(sink));
   } catch (...) {
   }
 }
-void remove_sink(const spdlog::sink_ptr& sink) noexcept {
+void remove_sink(const std::shared_ptr<spdlog::sinks::sink>& sink) noexcept {
   try {
     state().sinks->remove_sink(sink);
   } catch (...) {
@@ -182,8 +206,9 @@ void trace_error_hop(const Status& s, const char* file, int line) noexcept {
 }
 void assert_fail(const char* cond, const char* file, int line, const std::string& msg) noexcept {
   try {
-    log::get(log::kCommon)->critical("assertion failed: {} at {}:{}: {}", cond, file, line, msg);
-    log::get(log::kCommon)->flush();
+    log::emit(log::kCommon, log::Level::kCritical, file, line, "", "assertion failed: {} at {}:{}: {}", cond, file,
+              line, msg);
+    log::flush();
   } catch (...) {
   }
   std::fprintf(stderr, "genie: assertion failed: %s at %s:%d: %s\n", cond, file, line, msg.c_str());

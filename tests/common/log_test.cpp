@@ -21,7 +21,16 @@ TEST(Log, WarningsReachAddedSinkAndDebugDoesNotByDefault) {
 }
 
 TEST(Log, UnknownLoggerNameStillLogs) {
-  EXPECT_NE(get("something-else"), nullptr);
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  sink->set_pattern("[%n] [%l] %v");
+  add_sink(sink);
+  EXPECT_TRUE(enabled("something-else", Level::kWarn));
+  EXPECT_FALSE(enabled("something-else", Level::kDebug));
+  GENIE_LOG_ERROR("something-else", "{} and {:.1f}", "text", 2.25);
+  remove_sink(sink);
+  auto lines = sink->last_formatted();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("[something-else] [error] text and 2.2"), std::string::npos) << lines[0];
 }
 
 }  // namespace
