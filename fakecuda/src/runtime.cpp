@@ -53,6 +53,12 @@ const config::Param<int64_t> kQueryWaitMs{
     "Virtual mode: wall-clock ms a non-blocking query waits for unresolved work (a collective waiting for "
     "peers) before answering not-ready.",
     {}, 0.0, 60000.0};
+const config::Param<std::string> kAppClock{
+    "app_clock", "wall",
+    "What the program's clock reads return (clock_gettime on CLOCK_MONOTONIC/REALTIME and their variants, "
+    "gettimeofday): wall (the real clock) or virtual (the calling thread's virtual host time, offset from the "
+    "real clock at start-up), for programs that time their own work, like nccl-tests.",
+    {"wall", "virtual"}};
 const config::Param<bool> kShareable{
     "fakecuda.shareable_memory", true,
     "Back device memory with memfds so NCCL peers in other processes read it in place (off: anonymous memory; "
@@ -100,6 +106,7 @@ Result<RuntimeOptions> options_from_config() {
   o.cost_table = cfg.get(kCostTable);
   o.cost_params = cfg.get(kCostParams);
   o.query_wait = SimTime::ms(cfg.get(kQueryWaitMs));
+  o.app_clock_virtual = cfg.get(kAppClock) == "virtual";
   // Ranks of a job with a coordinator (genie run, genie coordinator, GENIE_COORDINATOR=auto) feed its report:
   // they record unless told not to (genie run --no-report sets GENIE_FAKECUDA_TRACE=0).
   o.record_trace = cfg.source("fakecuda.trace") == config::Source::kDefault ? !cfg.text("coordinator").empty()

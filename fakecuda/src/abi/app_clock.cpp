@@ -5,51 +5,54 @@
 // made inside Genie's API read the real clock (InternalScope). Off by default: a program that waits with
 // timeouts computed from the clock (Python's threading, TCPStore) must see real time.
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/time.h>
 #include <time.h>
 
 #include <atomic>
 
-#include "genie/common/config.hpp"
 #include "genie/common/internal_scope.hpp"
 #include "genie/fakecuda/runtime.hpp"
 
 namespace genie::fakecuda {
 namespace {
 
-const config::Param<std::string> kAppClock{
-    "app_clock", "wall",
-    "What the program's clock reads return (clock_gettime on CLOCK_MONOTONIC/REALTIME and their variants, "
-    "gettimeofday): wall (the real clock) or virtual (the calling thread's virtual host time, offset from the "
-    "real clock at start-up), for programs that time their own work, like nccl-tests.",
-    {"wall", "virtual"}};
-
 using ClockGettime = int (*)(clockid_t, timespec*);
 using GetTimeOfDay = int (*)(timeval*, void*);
 
-ClockGettime real_clock_gettime() {
-  static const auto f = reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime"));
-  return f;
+// This file's clock_gettime runs in any context: inside malloc (sanitizer allocators read the clock holding
+// their locks), in a thread's teardown, before static initialisers. So it never allocates, locks or reads the
+// configuration: the real functions are found when the library loads, the mode is the runtime's
+// (RuntimeOptions::app_clock_virtual, decided when it started), and until the library's constructor ran the
+// kernel answers directly.
+std::atomic<ClockGettime> g_real_clock_gettime{nullptr};
+std::atomic<GetTimeOfDay> g_real_gettimeofday{nullptr};
+__attribute__((constructor)) void find_real_clocks() {
+  g_real_clock_gettime.store(reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime")));
+  g_real_gettimeofday.store(reinterpret_cast<GetTimeOfDay>(dlsym(RTLD_NEXT, "gettimeofday")));
 }
 
-// 0: not decided yet, 1: wall, 2: virtual. Decided on the first read outside Genie.
-std::atomic<int> g_mode{0};
-int64_t g_base_mono_ns = 0, g_base_real_ns = 0;
+int real_clock_gettime(clockid_t id, timespec* ts) {
+  if (ClockGettime f = g_real_clock_gettime.load(std::memory_order_relaxed)) return f(id, ts);
+  return static_cast<int>(syscall(SYS_clock_gettime, id, ts));
+}
 
 int64_t to_ns(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
-bool virtual_clock() {
-  int m = g_mode.load(std::memory_order_acquire);
-  if (m != 0) return m == 2;
-  InternalScope internal;  // configuration and logging read clocks themselves
-  const bool v = config::global().get(kAppClock) == "virtual";
+// Offsets of the virtual clock from the real ones, taken at the first virtual read.
+std::atomic<bool> g_base_taken{false};
+std::atomic<int64_t> g_base_mono_ns{0}, g_base_real_ns{0};
+void take_base() {
+  if (g_base_taken.load(std::memory_order_acquire)) return;
   timespec a{}, b{};
-  real_clock_gettime()(CLOCK_MONOTONIC, &a);
-  real_clock_gettime()(CLOCK_REALTIME, &b);
-  g_base_mono_ns = to_ns(a);
-  g_base_real_ns = to_ns(b);
-  g_mode.store(v ? 2 : 1, std::memory_order_release);
-  return v;
+  real_clock_gettime(CLOCK_MONOTONIC, &a);
+  real_clock_gettime(CLOCK_REALTIME, &b);
+  int64_t expected = 0;
+  g_base_mono_ns.compare_exchange_strong(expected, to_ns(a));
+  expected = 0;
+  g_base_real_ns.compare_exchange_strong(expected, to_ns(b));
+  g_base_taken.store(true, std::memory_order_release);
 }
 
 bool is_monotonic(clockid_t id) {
@@ -60,15 +63,13 @@ bool is_realtime(clockid_t id) { return id == CLOCK_REALTIME || id == CLOCK_REAL
 // The calling thread's virtual host time, or -1 when the real clock must answer.
 int64_t virtual_now_ns(clockid_t id) {
   if (internal_depth() > 0 || !(is_monotonic(id) || is_realtime(id))) return -1;
-  // Before the program's first CUDA call the real clock answers (virtual time has not started), and the
-  // configuration is not loaded from here: this runs inside other libraries' static initialisers, before
-  // every parameter is declared.
+  // Before the program's first CUDA call the real clock answers (virtual time has not started).
   Runtime* rt = Runtime::existing();
-  if (!rt || !rt->clock().is_virtual()) return -1;
-  if (!virtual_clock()) return -1;
+  if (!rt || !rt->options().app_clock_virtual || !rt->clock().is_virtual()) return -1;
+  take_base();
   InternalScope internal;  // sampling the thread's CPU clock reads clocks too
   const int64_t vt = rt->clock().now().count_ns();
-  return (is_monotonic(id) ? g_base_mono_ns : g_base_real_ns) + vt;
+  return (is_monotonic(id) ? g_base_mono_ns : g_base_real_ns).load(std::memory_order_relaxed) + vt;
 }
 
 }  // namespace
@@ -76,7 +77,7 @@ int64_t virtual_now_ns(clockid_t id) {
 
 extern "C" __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct timespec* ts) {
   const int64_t v = genie::fakecuda::virtual_now_ns(id);
-  if (v < 0 || ts == nullptr) return genie::fakecuda::real_clock_gettime()(id, ts);
+  if (v < 0 || ts == nullptr) return genie::fakecuda::real_clock_gettime(id, ts);
   ts->tv_sec = static_cast<time_t>(v / 1000000000);
   ts->tv_nsec = static_cast<long>(v % 1000000000);
   return 0;
@@ -85,8 +86,8 @@ extern "C" __attribute__((visibility("default"))) int clock_gettime(clockid_t id
 extern "C" __attribute__((visibility("default"))) int gettimeofday(struct timeval* tv, void* tz) {
   const int64_t v = tv ? genie::fakecuda::virtual_now_ns(CLOCK_REALTIME) : -1;
   if (v < 0) {
-    static const auto real = reinterpret_cast<genie::fakecuda::GetTimeOfDay>(dlsym(RTLD_NEXT, "gettimeofday"));
-    return real(tv, tz);
+    if (auto real = genie::fakecuda::g_real_gettimeofday.load(std::memory_order_relaxed)) return real(tv, tz);
+    return static_cast<int>(syscall(SYS_gettimeofday, tv, tz));
   }
   tv->tv_sec = static_cast<time_t>(v / 1000000000);
   tv->tv_usec = static_cast<suseconds_t>((v % 1000000000) / 1000);

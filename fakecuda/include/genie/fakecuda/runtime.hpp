@@ -172,6 +172,10 @@ struct RuntimeOptions {
   /// Virtual mode: how long a non-blocking query waits (wall time) for unresolved work (a collective
   /// waiting on peers) before answering cudaErrorNotReady.
   SimTime query_wait = SimTime::ms(10);
+  /// GENIE_APP_CLOCK=virtual: the program's clock reads answer virtual host time (app_clock.cpp). Decided here,
+  /// when the runtime starts, because the interposed clock_gettime runs in any context (inside malloc, in a
+  /// thread's teardown) where reading the configuration is not safe.
+  bool app_clock_virtual = false;
 };
 
 /// Builds options from the configuration (GENIE_DEVICE, GENIE_GPUS, CUDA_VISIBLE_DEVICES, GENIE_CLOCK, ...).
