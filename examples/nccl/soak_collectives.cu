@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
   if (argc > 5) g_count = size_t(std::atoll(argv[5]));
   if (argc > 6) g_sync_every = std::atoll(argv[6]);
   if (argc > 7) g_coord_bound_mib = std::atof(argv[7]);
-  if (nranks < 1 || nranks > 64 || g_calls < 10 || g_bound_mib <= 0 || g_count < 1 || g_sync_every < 0) {
-    std::fprintf(stderr, "nranks 1..64, calls >= 10, bound_mib > 0, count >= 1, sync_every >= 0\n");
+  if (nranks < 1 || nranks > 1024 || g_calls < 10 || g_bound_mib <= 0 || g_count < 1 || g_sync_every < 0) {
+    std::fprintf(stderr, "nranks 1..1024, calls >= 10, bound_mib > 0, count >= 1, sync_every >= 0\n");
     return 2;
   }
   return finish_ranks("soak_collectives", run_ranks(nranks, mode, body));

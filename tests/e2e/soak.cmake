@@ -24,3 +24,20 @@ if(TARGET nccl2 AND TARGET example_soak_collectives)
   set_tests_properties(e2e_soak_collectives_devices e2e_soak_collectives_proc e2e_soak_collectives_genie_run
     PROPERTIES LABELS "slow;soak" TIMEOUT 300 PROCESSORS 2 FAIL_REGULAR_EXPRESSION "FAIL ")
 endif()
+
+# Scale (label slow): 256 ranks on the 2-core machine in virtual mode, as 256 rank processes under genie run (32
+# emulated nodes of 8, every call through the coordinator, the report written) and as 256 threads of one process.
+# Each rank checks every sampled all-reduce and holds its RSS growth to 64 MiB; run_expect checks the exit code and
+# that the last rank finished. Measured: ~12 s and ~8 s on the 2-core VM (docs/BENCHMARKS.md, "Scale").
+if(TARGET nccl2 AND TARGET example_soak_collectives)
+  add_test(NAME e2e_scale_256_processes
+    COMMAND ${RUN_EXPECT} 0 "\\[rank255\\]: soak_collectives: 0 failed"
+            -- ${CMAKE_BINARY_DIR}/bin/genie run -n 256 --nodes 32 --report ${CMAKE_BINARY_DIR}/tests/e2e/reports/scale256
+            -- ${GENIE_EXAMPLES_DIR}/soak_collectives env 256 100 64)
+  add_test(NAME e2e_scale_256_threads
+    COMMAND ${RUN_EXPECT} 0 "soak_collectives: 0 failed"
+            -- env GENIE_GPUS=256 LD_PRELOAD=${GENIE_SANITIZER_PRELOAD}${GENIE_LIB_DIR}/libcudart.so.13:${GENIE_LIB_DIR}/libnccl.so.2
+            ${GENIE_EXAMPLES_DIR}/soak_collectives threads 256 100 64)
+  set_tests_properties(e2e_scale_256_processes e2e_scale_256_threads
+    PROPERTIES LABELS "slow" TIMEOUT 300 PROCESSORS 2 FAIL_REGULAR_EXPRESSION "FAIL ")
+endif()

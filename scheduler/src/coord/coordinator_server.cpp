@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -142,7 +143,9 @@ struct CoordinatorServer::Impl {
       if (fd < 0) return;
       size_t unauth = 0;
       for (const auto& [id, c] : conns) unauth += c.authenticated ? 0 : 1;
-      if (unauth >= kMaxUnauthenticated) {
+      // The job's own processes all connect at start-up (256 ranks at once): the cap is on connections beyond them.
+      const size_t limit = kMaxUnauthenticated + static_cast<size_t>(std::max(0, opt.core.expected_processes));
+      if (unauth >= limit) {
         GENIE_LOG_WARN("sched", "coordinator: refused {}: too many unauthenticated connections", peer_name(sa));
         ::close(fd);
         continue;
