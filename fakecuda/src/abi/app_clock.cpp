@@ -28,31 +28,24 @@ using GetTimeOfDay = int (*)(timeval*, void*);
 // kernel answers directly.
 std::atomic<ClockGettime> g_real_clock_gettime{nullptr};
 std::atomic<GetTimeOfDay> g_real_gettimeofday{nullptr};
-__attribute__((constructor)) void find_real_clocks() {
-  g_real_clock_gettime.store(reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime")));
-  g_real_gettimeofday.store(reinterpret_cast<GetTimeOfDay>(dlsym(RTLD_NEXT, "gettimeofday")));
-}
+// Offsets of the virtual clock from the real ones: the real clocks when the library loaded.
+int64_t g_base_mono_ns = 0, g_base_real_ns = 0;
+
+int64_t to_ns(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
 int real_clock_gettime(clockid_t id, timespec* ts) {
   if (ClockGettime f = g_real_clock_gettime.load(std::memory_order_relaxed)) return f(id, ts);
   return static_cast<int>(syscall(SYS_clock_gettime, id, ts));
 }
 
-int64_t to_ns(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
-
-// Offsets of the virtual clock from the real ones, taken at the first virtual read.
-std::atomic<bool> g_base_taken{false};
-std::atomic<int64_t> g_base_mono_ns{0}, g_base_real_ns{0};
-void take_base() {
-  if (g_base_taken.load(std::memory_order_acquire)) return;
+__attribute__((constructor)) void find_real_clocks() {
+  g_real_clock_gettime.store(reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime")));
+  g_real_gettimeofday.store(reinterpret_cast<GetTimeOfDay>(dlsym(RTLD_NEXT, "gettimeofday")));
   timespec a{}, b{};
   real_clock_gettime(CLOCK_MONOTONIC, &a);
   real_clock_gettime(CLOCK_REALTIME, &b);
-  int64_t expected = 0;
-  g_base_mono_ns.compare_exchange_strong(expected, to_ns(a));
-  expected = 0;
-  g_base_real_ns.compare_exchange_strong(expected, to_ns(b));
-  g_base_taken.store(true, std::memory_order_release);
+  g_base_mono_ns = to_ns(a);
+  g_base_real_ns = to_ns(b);
 }
 
 bool is_monotonic(clockid_t id) {
@@ -66,10 +59,9 @@ int64_t virtual_now_ns(clockid_t id) {
   // Before the program's first CUDA call the real clock answers (virtual time has not started).
   Runtime* rt = Runtime::existing();
   if (!rt || !rt->options().app_clock_virtual || !rt->clock().is_virtual()) return -1;
-  take_base();
   InternalScope internal;  // sampling the thread's CPU clock reads clocks too
   const int64_t vt = rt->clock().now().count_ns();
-  return (is_monotonic(id) ? g_base_mono_ns : g_base_real_ns).load(std::memory_order_relaxed) + vt;
+  return (is_monotonic(id) ? g_base_mono_ns : g_base_real_ns) + vt;
 }
 
 }  // namespace
