@@ -4,6 +4,12 @@ option(GENIE_BUILD_TESTS "Build GoogleTest unit and e2e tests" ON)
 option(GENIE_BUILD_BENCH "Build Google Benchmark programs" ON)
 option(GENIE_BUILD_CUDA_EXAMPLES "Compile CUDA examples with the toolkit's nvcc" ON)
 set(GENIE_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA 13 toolkit whose headers define our ABI")
+# Unity build: the sources of a target compiled a few at a time in one translation unit, so the headers' inline
+# code (the standard library, fmt, nlohmann::json, GoogleTest) is compiled once per group instead of once per file.
+# The sanitizer builds of the test command use it (-O1: the TSan build from scratch took 4 min 14 s instead of
+# 6 min 56 s on the 2-core VM); the normal -O2 build gained nothing measurable, and OFF suits editing one file.
+option(GENIE_UNITY_BUILD "Compile each target's sources in groups (CMAKE_UNITY_BUILD)" OFF)
+set(CMAKE_UNITY_BUILD ${GENIE_UNITY_BUILD})
 set(GENIE_SANITIZE "" CACHE STRING "Sanitizer build: '', 'address' (ASan+UBSan) or 'thread'")
 
 find_program(CCACHE_PROGRAM ccache)

@@ -24,7 +24,7 @@ if [ "${GENIE_SANITIZERS:-1}" != "0" ]; then
   for pair in address:asan thread:tsan; do
     san=${pair%%:*}; dir="$here/build-${pair##*:}"
     echo "genie: the unit and e2e suites under GENIE_SANITIZE=$san ($dir)" >&2
-    GENIE_BUILD_DIR="$dir" GENIE_CMAKE_ARGS="-DGENIE_SANITIZE=$san -DGENIE_BUILD_BENCH=OFF" "$here/scripts/build.sh"
+    GENIE_BUILD_DIR="$dir" GENIE_CMAKE_ARGS="-DGENIE_SANITIZE=$san -DGENIE_BUILD_BENCH=OFF -DGENIE_UNITY_BUILD=ON" "$here/scripts/build.sh"
     (cd "$dir" && ctest -j "${GENIE_JOBS:-2}" -L "unit|e2e" -LE "torch|slow" --output-on-failure --timeout 600) || status=1
   done
 fi

@@ -31,7 +31,6 @@ static_assert(offsetof(cudaDeviceProp, totalGlobalMem) == offsetof(CudaDevicePro
 static_assert(offsetof(cudaDeviceProp, maxGridSize) == offsetof(CudaDevicePropV12, maxGridSize));
 static_assert(offsetof(cudaDeviceProp, totalConstMem) == offsetof(CudaDevicePropV12, clockRate) + 4);
 
-const std::vector<std::string> kPresets = {"a100-sxm4-80gb", "b200", "h100-sxm", "h200"};
 constexpr int kOrdinals = 8;  // GENIE_GPUS default
 
 DeviceSpec load(const std::string& name) {
@@ -64,7 +63,7 @@ TEST(DeviceProps, H200PropertiesMatchTheMeasuredDevice) {
 
 /// Every quantity that both cudaDeviceProp and cudaDeviceGetAttribute report must agree.
 TEST(DeviceProps, PropertiesAgreeWithAttributesForEveryPresetAndOrdinal) {
-  for (const std::string& name : kPresets) {
+  for (const std::string& name : device_preset_names()) {
     const DeviceSpec s = load(name);
     for (int ord = 0; ord < kOrdinals; ++ord) {
       SCOPED_TRACE(name + " ordinal " + std::to_string(ord));
@@ -196,7 +195,7 @@ TEST(DeviceProps, PropertiesAgreeWithAttributesForEveryPresetAndOrdinal) {
 }
 
 TEST(DeviceProps, V12LayoutAgreesWithV13AndAttributes) {
-  for (const std::string& name : kPresets) {
+  for (const std::string& name : device_preset_names()) {
     SCOPED_TRACE(name);
     const DeviceSpec s = load(name);
     for (int ord = 0; ord < kOrdinals; ++ord) {

@@ -9,7 +9,7 @@
 namespace genie::netsim {
 namespace {
 
-constexpr int64_t kTimeTolNs = 100;  // one rounding per step, 2(n-1) steps
+constexpr int64_t kStepRoundingTolNs = 100;  // one rounding per step, 2(n-1) steps
 
 std::shared_ptr<const Topology> switch_topology(int n, double bw_gbps, int64_t latency_ns) {
   // ASTRA-sim notation: one Switch dimension; each NPU-switch link gets half the latency, so a path has
@@ -41,7 +41,7 @@ TEST(AnalyticalModel, RingAllReduceMatchesClosedForm) {
     const CollectiveTiming t = simulate_schedule(topo, s, o).value();
     const double bytes = static_cast<double>(spec.count * 4);
     const double expected_ns = 2.0 * (n - 1) * (alpha + bytes / (n * bw) * 1e9);
-    EXPECT_NEAR(static_cast<double>(t.duration().count_ns()), expected_ns, kTimeTolNs) << "n=" << n;
+    EXPECT_NEAR(static_cast<double>(t.duration().count_ns()), expected_ns, kStepRoundingTolNs) << "n=" << n;
   }
 }
 

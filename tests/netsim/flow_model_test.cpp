@@ -13,7 +13,7 @@ namespace genie::netsim {
 namespace {
 
 constexpr double kGBps = 1e9;
-constexpr int64_t kTimeTolNs = 2;  // integer-ns rounding of each rate change
+constexpr int64_t kRateRoundingTolNs = 2;  // integer-ns rounding of each rate change
 
 /// Star: k hosts each linked to one switch at `bw` with `lat` per link.
 Topology star(int k, double bw, int64_t lat) {
@@ -53,8 +53,8 @@ TEST(FlowModel, TwoFlowsShareOneBottleneckEqually) {
   FlowModel m(t, false);
   auto ends = run(m, t, {{0, 2, 1e9}, {1, 2, 1e9}});
   const SimTime expected = SimTime::ns(2000) + SimTime::from_seconds(1e9 / (5 * kGBps));
-  EXPECT_NEAR(ends[0].count_ns(), expected.count_ns(), kTimeTolNs);
-  EXPECT_NEAR(ends[1].count_ns(), expected.count_ns(), kTimeTolNs);
+  EXPECT_NEAR(ends[0].count_ns(), expected.count_ns(), kRateRoundingTolNs);
+  EXPECT_NEAR(ends[1].count_ns(), expected.count_ns(), kRateRoundingTolNs);
 }
 
 TEST(FlowModel, IncastOfKSendersGetsOneKth) {
@@ -66,7 +66,7 @@ TEST(FlowModel, IncastOfKSendersGetsOneKth) {
     for (int i = 0; i < k; ++i) x.emplace_back(i + 1, 0, 1e8);
     auto ends = run(m, t, x);
     const SimTime expected = SimTime::ns(1000) + SimTime::from_seconds(k * 1e8 / (10 * kGBps));
-    for (int i = 0; i < k; ++i) EXPECT_NEAR(ends[i].count_ns(), expected.count_ns(), kTimeTolNs) << "k=" << k;
+    for (int i = 0; i < k; ++i) EXPECT_NEAR(ends[i].count_ns(), expected.count_ns(), kRateRoundingTolNs) << "k=" << k;
   }
 }
 
@@ -76,8 +76,8 @@ TEST(FlowModel, ShortFlowLeavesAndTheOtherSpeedsUp) {
   Topology t = star(3, 10 * kGBps, 0);
   FlowModel m(t, false);
   auto ends = run(m, t, {{0, 2, 1e9}, {1, 2, 5e8}});
-  EXPECT_NEAR(ends[1].count_ns(), SimTime::ms(100).count_ns(), kTimeTolNs);
-  EXPECT_NEAR(ends[0].count_ns(), SimTime::ms(150).count_ns(), kTimeTolNs);
+  EXPECT_NEAR(ends[1].count_ns(), SimTime::ms(100).count_ns(), kRateRoundingTolNs);
+  EXPECT_NEAR(ends[0].count_ns(), SimTime::ms(150).count_ns(), kRateRoundingTolNs);
 }
 
 TEST(FlowModel, LatencyPhaseConsumesNoBandwidth) {
@@ -95,8 +95,8 @@ TEST(FlowModel, LatencyPhaseConsumesNoBandwidth) {
   auto ends = run(m, t, {{0, 2, 1e9}, {1, 2, 1e9}});
   // A: 0.5 GB alone (50 ms) + 0.5 GB at 5 GB/s (100 ms) = 150 ms. B: 0.5 GB at 5 (100 ms) then 0.5 GB at
   // 10 (50 ms) after A ends: 50 + 100 + 50 = 200 ms.
-  EXPECT_NEAR(ends[0].count_ns(), SimTime::ms(150).count_ns(), kTimeTolNs);
-  EXPECT_NEAR(ends[1].count_ns(), SimTime::ms(200).count_ns(), kTimeTolNs);
+  EXPECT_NEAR(ends[0].count_ns(), SimTime::ms(150).count_ns(), kRateRoundingTolNs);
+  EXPECT_NEAR(ends[1].count_ns(), SimTime::ms(200).count_ns(), kRateRoundingTolNs);
 }
 
 TEST(FlowModel, AgreesWithAnalyticalWhenNothingContends) {
@@ -108,7 +108,7 @@ TEST(FlowModel, AgreesWithAnalyticalWhenNothingContends) {
   const std::vector<std::tuple<int, int, double>> x = {{0, 1, 3e8}, {2, 3, 7e7}};
   auto ef = run(f, t, x);
   auto ea = run(a, t, x);
-  for (uint64_t i = 0; i < 2; ++i) EXPECT_NEAR(ef[i].count_ns(), ea[i].count_ns(), kTimeTolNs);
+  for (uint64_t i = 0; i < 2; ++i) EXPECT_NEAR(ef[i].count_ns(), ea[i].count_ns(), kRateRoundingTolNs);
   EXPECT_NEAR(ea[0].count_ns(), (SimTime::ns(1400) + SimTime::from_seconds(3e8 / (25 * kGBps))).count_ns(), 1);
 }
 

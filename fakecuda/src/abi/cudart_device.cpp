@@ -265,9 +265,8 @@ GENIE_CUDART_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peer) {
 }
 
 GENIE_CUDART_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
-  // Hopper exposes priorities 0 (least) .. -5 (greatest).
-  if (least) *least = 0;
-  if (greatest) *greatest = -5;
+  if (least) *least = genie::fakecuda::kLeastStreamPriority;
+  if (greatest) *greatest = genie::fakecuda::kGreatestStreamPriority;
   return cudaSuccess;
 }
 

@@ -20,9 +20,6 @@ using genie::fakecuda::abi::reject;
 using genie::fakecuda::abi::to_cuda;
 
 namespace {
-// Stream priorities on Hopper range from 0 (least) to -5 (greatest); out-of-range values are clamped.
-constexpr int kLeastPriority = 0;
-constexpr int kGreatestPriority = -5;
 
 thread_local cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
 
@@ -30,7 +27,8 @@ cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
   if (out == nullptr) return reject("cudaStreamCreate", "pStream");
   if (flags & ~static_cast<unsigned>(cudaStreamNonBlocking)) return reject("cudaStreamCreate", "flags");
   GENIE_RT(r);
-  priority = std::max(kGreatestPriority, std::min(kLeastPriority, priority));
+  priority = std::max(genie::fakecuda::kGreatestStreamPriority,
+                      std::min(genie::fakecuda::kLeastStreamPriority, priority));
   *out = reinterpret_cast<cudaStream_t>(r->create_stream(r->current_device(), flags, priority));
   return cudaSuccess;
 }

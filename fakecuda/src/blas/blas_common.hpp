@@ -81,6 +81,8 @@ cublasStatus_t submit_on(const char* fn, const void* stream, const char* label, 
 
 /// Times a GEMM with the cost model and enqueues it on the handle's stream (nothing for an empty GEMM).
 cublasStatus_t submit_gemm(const char* fn, const BlasHandle& h, const GemmShape& shape);
+/// Math whose peak bounds an element type's flops (levels 1 and 2 run on CUDA cores).
+inline GemmMath vector_math(size_t real_bytes) { return real_bytes >= 8 ? GemmMath::kFp64 : GemmMath::kFp32; }
 /// Times a bandwidth/compute roofline kernel (levels 1 and 2, solvers) and enqueues it.
 cublasStatus_t submit_streaming(const char* fn, const BlasHandle& h, double bytes, double flops, GemmMath math,
                                 bool blocking = false, std::function<void()> action = {});

@@ -15,9 +15,6 @@ using namespace genie::fakecuda::blas;
 
 namespace {
 
-/// Math whose peak bounds an element type's flops (levels 1 and 2 run on CUDA cores).
-GemmMath vector_math(size_t real_bytes) { return real_bytes >= 8 ? GemmMath::kFp64 : GemmMath::kFp32; }
-
 /// One level-1 op over `n` elements of `elem` bytes touching `streams` vectors, `flops_per` flops per element.
 /// `result`/`result_bytes`: a reduction's output (host pointer mode: written after a blocking wait).
 /// `scalar_outputs`: the call's outputs are scalars (rotg, rotmg), left as given; in host pointer mode it blocks.

@@ -11,8 +11,6 @@ using namespace genie::fakecuda::blas;
 
 namespace {
 
-GemmMath vector_math(size_t real_bytes) { return real_bytes >= 8 ? GemmMath::kFp64 : GemmMath::kFp32; }
-
 /// One level-2 op: `matrix_elems` matrix elements read (and written when `writes_matrix`), `vector_elems` vector
 /// elements moved, `flops`.
 cublasStatus_t level2(const char* fn, BlasHandle& h, double matrix_elems, bool writes_matrix, double vector_elems,

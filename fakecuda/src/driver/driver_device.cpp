@@ -29,11 +29,6 @@ constexpr int kDriverVersion = 13000;
 constexpr unsigned kValidCtxFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
                                     CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
 
-// Stream priorities, as cudaDeviceGetStreamPriorityRange reports (Hopper: 0
-// least .. -5 greatest).
-constexpr int kLeastPriority = 0;
-constexpr int kGreatestPriority = -5;
-
 const char* error_name(int e) {
   switch (e) {
 #define X(name, value) \
@@ -461,8 +456,8 @@ CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) 
     GENIE_CU_RT(r);
     GENIE_CU_CTX(c, r);
     (void)c;
-    if (leastPriority != nullptr) *leastPriority = kLeastPriority;
-    if (greatestPriority != nullptr) *greatestPriority = kGreatestPriority;
+    if (leastPriority != nullptr) *leastPriority = kLeastStreamPriority;
+    if (greatestPriority != nullptr) *greatestPriority = kGreatestStreamPriority;
     return CUDA_SUCCESS;
   });
 }

@@ -23,10 +23,6 @@ constexpr int kHostToDevice = 1;
 constexpr int kDeviceToHost = 2;
 constexpr int kDeviceToDevice = 3;
 
-// Stream priorities (cudaDeviceGetStreamPriorityRange): 0 least .. -5 greatest.
-constexpr int kLeastPriority = 0;
-constexpr int kGreatestPriority = -5;
-
 CUresult alloc_error(const Status& s) { return s.code() == Errc::kOutOfMemory ? CUDA_ERROR_OUT_OF_MEMORY : to_cu(s); }
 
 /// A synchronous (sync=true, on the null stream of the ptds mode) or
@@ -427,7 +423,7 @@ CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int 
     if (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) return reject(fn, "flags");
     GENIE_CU_RT(r);
     GENIE_CU_CTX(c, r);
-    priority = std::max(kGreatestPriority, std::min(kLeastPriority, priority));
+    priority = std::max(kGreatestStreamPriority, std::min(kLeastStreamPriority, priority));
     *phStream = reinterpret_cast<CUstream>(r->create_stream(c->device, flags, priority));
     return CUDA_SUCCESS;
   });

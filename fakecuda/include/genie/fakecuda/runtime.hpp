@@ -69,6 +69,11 @@ inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDisableTiming = 0x2;
 inline constexpr unsigned kEventInterprocess = 0x4;
 
+/// Stream priorities, as cudaDeviceGetStreamPriorityRange / cuCtxGetStreamPriorityRange report them (Hopper:
+/// 0 least .. -5 greatest); out-of-range values are clamped.
+inline constexpr int kLeastStreamPriority = 0;
+inline constexpr int kGreatestStreamPriority = -5;
+
 /// An emulated stream. Owned by the Runtime; the C handle (cudaStream_t) is its address.
 class Stream {
  public:
