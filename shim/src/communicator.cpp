@@ -289,21 +289,28 @@ uint64_t comm_key(const std::vector<RankInfo>& table, int rank) {
 }
 }  // namespace
 
-void Communicator::join_coordinator(uint64_t parent_key) {
-  if (!rt_->clock().is_virtual()) {
-    // Realtime: calls are timed by the wall clock and the fabric; the coordinator only gathers the records.
-    (void)sched::CoordClient::get(rt_->timeline());
-    return;
+Status Communicator::join_coordinator(uint64_t parent_key) {
+  // A process told to join a coordinator (genie run, GENIE_COORDINATOR) that could not must not run alone: its
+  // peers would wait at the coordinator for calls that never come. The communicator fails to initialise instead,
+  // with the reason (CoordClient::status(): refused, wrong secret, unreachable).
+  sched::CoordClient* coord = sched::CoordClient::get(rt_->timeline());
+  if (!coord) {
+    const Status why = sched::CoordClient::status();
+    if (why.is_ok()) return Status::ok();  // no coordinator configured
+    const Errc code = why.code() == Errc::kInvalidArgument ? Errc::kInvalidUsage : why.code();
+    return Status(code, "rank " + std::to_string(rank_) + ": cannot join the job's coordinator: " + why.message());
   }
-  coord_ = sched::CoordClient::get(rt_->timeline());
-  if (!coord_) return;
+  // Realtime: calls are timed by the wall clock and the fabric; the coordinator only gathers the records.
+  if (!rt_->clock().is_virtual()) return Status::ok();
+  coord_ = coord;
   rt_->timeline().register_injector();
   Status st = coord_->join_comm(sched::coord::CommJoin{key_, nranks_, rank_, cuda_dev_, parent_key});
   if (!st.is_ok()) {
-    GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: cannot announce it to the coordinator ({}); its calls are timed "
-                            "alone", id_, rank_, st.message());
     coord_ = nullptr;
+    return Status(st.code(), "rank " + std::to_string(rank_) + ": cannot announce the communicator to the "
+                             "coordinator: " + st.message());
   }
+  return Status::ok();
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
@@ -343,7 +350,7 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
     log::set_rank(rank);
     fabric_report_set_rank(rank);
   }
-  c->join_coordinator(parent_key);
+  GENIE_TRY(c->join_coordinator(parent_key));
   nccl_debug_init_line(*c);
   return c;
 }

@@ -136,7 +136,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                                                         std::unique_ptr<FabricComm> fab = nullptr,
                                                         uint64_t fabric_id = 0, uint64_t parent_key = 0);
   /// Joins the job's coordinator, if there is one (virtual clock only): announces this rank.
-  void join_coordinator(uint64_t parent_key);
+  Status join_coordinator(uint64_t parent_key);
   /// Real fabric: opens this rank's endpoints and exchanges addresses through the bootstrap session.
   static Result<std::unique_ptr<FabricComm>> connect_fabric(int rank, const std::vector<RankInfo>& table,
                                                             BootstrapSession& session);

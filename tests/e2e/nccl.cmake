@@ -113,6 +113,16 @@ if(TARGET nccl2 AND TARGET example_collectives)
     set_tests_properties(e2e_coordinator_mpirun PROPERTIES LABELS e2e TIMEOUT 300 PROCESSORS 2
       FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "other_launchers: 0 failed")
   endif()
+  # The coordinator killed mid-job, a rank refused for a wrong secret, a coordinator nobody listens at: the ranks
+  # fail (exit non-zero, naming why) and none hangs (tests/e2e/coordinator_faults.sh).
+  if(TARGET example_soak_collectives)
+    foreach(c killed secret unreachable)
+      add_test(NAME e2e_coordinator_fault_${c}
+        COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/coordinator_faults.sh ${c} ${CMAKE_BINARY_DIR} ${GENIE_EXAMPLES_DIR})
+      set_tests_properties(e2e_coordinator_fault_${c} PROPERTIES LABELS e2e TIMEOUT 120 PROCESSORS 2
+        FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "coordinator_faults ${c}: 0 failed")
+    endforeach()
+  endif()
   set_tests_properties(e2e_genie_run_collectives e2e_genie_run_p2p_two_nodes e2e_genie_run_failure
     e2e_coordinator_contention e2e_coordinator_no_contention_nvswitch e2e_coordinator_jitter_a e2e_genie_run_nvtx
     e2e_coordinator_jitter_b PROPERTIES

@@ -354,27 +354,28 @@ CoordClient* CoordClient::get(Timeline& timeline) {
   const config::Config& cfg = config::global();
   const std::string addr = cfg.get(kCoordinator);
   if (addr.empty()) return nullptr;
+  // Why this process is not in the job: kept for status(), whose callers (the shim's communicator set-up) fail.
+  auto failed = [&addr](const Status& why) -> CoordClient* {
+    g_status = Status(why.code(), "GENIE_COORDINATOR=" + addr + ": " + why.message());
+    GENIE_LOG_ERROR("sched", "{}: this process is not part of the job (its NCCL communicators fail to initialise)",
+                    g_status.message());
+    return nullptr;
+  };
   auto secret = secret_from_hex(cfg.get(kJobSecret));
   if (!secret.is_ok()) {
-    g_status = invalid_argument("GENIE_JOB_SECRET: " + secret.status().message());
-    GENIE_LOG_ERROR("sched", "{}; running without the coordinator", g_status.message());
-    return nullptr;
+    return failed(invalid_argument("GENIE_JOB_SECRET: " + secret.status().message()));
   }
   std::string target = addr;
   if (addr == "auto" || addr.rfind("auto:", 0) == 0) {
     auto a = resolve_auto_coordinator(addr, process_rank_from_environment(), secret.value());
     if (!a.is_ok()) {
-      g_status = a.status();
-      GENIE_LOG_ERROR("sched", "GENIE_COORDINATOR={}: {}; running without the coordinator", addr, g_status.message());
-      return nullptr;
+      return failed(a.status());
     }
     target = a.value();
   }
   auto fd = connect_to(target, cfg.get(kConnectTimeoutS));
   if (!fd.is_ok()) {
-    g_status = fd.status();
-    GENIE_LOG_ERROR("sched", "{}; running without the coordinator", g_status.message());
-    return nullptr;
+    return failed(fd.status());
   }
   auto impl = std::make_unique<Impl>();
   impl->fd = fd.value();
@@ -406,14 +407,15 @@ CoordClient* CoordClient::get(Timeline& timeline) {
   if (st.is_ok()) {
     auto w = read_one(impl->fd, impl->decoder, deadline);
     st = w.status();
+    // The coordinator tells a stranger nothing: it closes the connection of a Hello whose MAC is wrong.
+    if (!st.is_ok())
+      st = Status(st.code(), st.message() + " after this process's Hello (is GENIE_JOB_SECRET the job's?)");
     if (st.is_ok() && !std::holds_alternative<coord::Welcome>(w.value()))
       st = Status(Errc::kRemote, "the coordinator refused this process (wrong GENIE_JOB_SECRET?)");
   }
   if (!st.is_ok()) {
     ::close(impl->fd);
-    g_status = Status(st.code(), "coordinator handshake with " + addr + ": " + st.message());
-    GENIE_LOG_ERROR("sched", "{}; running without the coordinator", g_status.message());
-    return nullptr;
+    return failed(Status(st.code(), "handshake: " + st.message()));
   }
   impl->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   Impl* raw = impl.get();

@@ -23,7 +23,8 @@ class CoordClient {
  public:
   /// The process's client for `timeline`, connected on the first call (retrying while the coordinator
   /// comes up, up to GENIE_COORDINATOR_TIMEOUT). nullptr when no coordinator is configured or the
-  /// connection failed (status() says why; the caller then times calls locally). A child created by
+  /// connection or its handshake failed (status() says why, naming GENIE_COORDINATOR; the shim then fails
+  /// every communicator's initialisation, since its peers would wait for it). A child created by
   /// fork() gets its own connection. Thread-safe.
   static CoordClient* get(Timeline& timeline);
   /// Why get() returned nullptr (ok when no coordinator is configured).
