@@ -37,7 +37,6 @@ constexpr double kGiga = 1e9;
 /// Largest NPU count of a generic shape or ASTRA-sim file (4 Mi), and largest link count (16 Mi): beyond them a
 /// mistyped size would exhaust memory or build for minutes (measured on the 2-core dev VM: ring:4194304, 4 Mi
 /// NPUs and links, loads in 2 s into 0.57 GB; a FullyConnected dimension of 200000 NPUs would be 2e10 links).
-constexpr int64_t kMaxNpus = int64_t{1} << 22;
 constexpr int64_t kMaxLinks = int64_t{1} << 24;
 
 /// Error helper: "<origin>: <json path>: <what>".
@@ -345,15 +344,15 @@ Result<std::shared_ptr<const Topology>> build_from_preset(const ServerPreset& p,
 }
 
 /// ring:N, torus2d:XxY, torus3d:XxYxZ built as ASTRA-style Ring dimensions.
-Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec);
+Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec, int64_t max_npus);
 
 Result<std::shared_ptr<const Topology>> build_dims(const std::string& label, const std::vector<std::string>& kinds,
                                                    const std::vector<int>& sizes, const std::vector<double>& bws,
-                                                   const std::vector<int64_t>& lats) {
+                                                   const std::vector<int64_t>& lats, int64_t max_npus) {
   int64_t product = 1;
   for (int s : sizes) {
-    product *= s;  // every size is in [1, kMaxNpus]: no overflow before the check
-    if (product > kMaxNpus) return invalid_argument(label + ": too many NPUs (more than " + std::to_string(kMaxNpus) + ")");
+    product *= s;  // every size is in [1, kMaxTopologyNpus]: no overflow before the check
+    if (product > max_npus) return invalid_argument(label + ": too many NPUs (more than " + std::to_string(max_npus) + ")");
   }
   const int total = static_cast<int>(product);
   int64_t links = 0;
@@ -400,7 +399,7 @@ Result<std::shared_ptr<const Topology>> build_dims(const std::string& label, con
   return std::shared_ptr<const Topology>(std::move(t));
 }
 
-Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec) {
+Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec, int64_t max_npus) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const std::string dims = colon == std::string::npos ? "" : spec.substr(colon + 1);
@@ -411,7 +410,7 @@ Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec) {
     try {
       size_t used = 0;
       const int v = std::stoi(tok, &used);
-      if (used != tok.size() || v < 1 || v > kMaxNpus) throw std::invalid_argument(tok);
+      if (used != tok.size() || v < 1 || v > kMaxTopologyNpus) throw std::invalid_argument(tok);
       sizes.push_back(v);
     } catch (const std::exception&) {
       return invalid_argument("topology '" + spec + "': bad dimensions '" + dims + "' (expected e.g. torus2d:4x4)");
@@ -424,7 +423,7 @@ Result<std::shared_ptr<const Topology>> build_shape(const std::string& spec) {
   std::vector<std::string> kinds(want, "Ring");
   std::vector<double> bws(want, kGenericLinkBwBytesPerS);
   std::vector<int64_t> lats(want, kGenericLinkLatencyNs);
-  return build_dims(spec, kinds, sizes, bws, lats);
+  return build_dims(spec, kinds, sizes, bws, lats, max_npus);
 }
 
 std::string trim(std::string s) {
@@ -563,7 +562,8 @@ Result<std::shared_ptr<const Topology>> parse_topology_json(const std::string& t
   return build_from_preset(p, opts);
 }
 
-Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text, const std::string& origin) {
+Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text, const std::string& origin,
+                                                         int64_t max_npus) {
   // The analytical backend's network file is flat "key: value" / "key: [a, b]" YAML; parse just that.
   std::map<std::string, std::vector<std::string>> kv;
   std::istringstream in(text);
@@ -639,7 +639,7 @@ Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text
                                 "' (expected one in " + range.str() + ")");
       }
     };
-    GENIE_ASSIGN_OR_RETURN(double n, num("npus_count", 1, static_cast<double>(kMaxNpus)));
+    GENIE_ASSIGN_OR_RETURN(double n, num("npus_count", 1, static_cast<double>(kMaxTopologyNpus)));
     if (n != std::floor(n)) {
       return invalid_argument(origin + ": $.npus_count[" + std::to_string(d) + "]: '" + kv["npus_count"][d] +
                               "' is not a whole number");
@@ -650,7 +650,7 @@ Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text
     bws.push_back(bw * kGiga);  // ASTRA-sim analytical: GB/s
     lats.push_back(static_cast<int64_t>(lat));
   }
-  return build_dims(origin, kinds, sizes, bws, lats);
+  return build_dims(origin, kinds, sizes, bws, lats, max_npus);
 }
 
 Result<std::shared_ptr<const Topology>> load_topology(const std::string& name_or_path, const TopologyOptions& opts) {
@@ -661,13 +661,14 @@ Result<std::shared_ptr<const Topology>> load_topology(const std::string& name_or
   };
   if (ends_with(".yaml") || ends_with(".yml")) {
     GENIE_ASSIGN_OR_RETURN(std::string text, read_file(s));
-    return parse_astra_yaml(text, s);
+    return parse_astra_yaml(text, s, opts.max_npus);
   }
   if (ends_with(".json")) {
     GENIE_ASSIGN_OR_RETURN(std::string text, read_file(s));
     return parse_topology_json(text, s, opts);
   }
-  if (s.rfind("ring:", 0) == 0 || s.rfind("torus2d:", 0) == 0 || s.rfind("torus3d:", 0) == 0) return build_shape(s);
+  if (s.rfind("ring:", 0) == 0 || s.rfind("torus2d:", 0) == 0 || s.rfind("torus3d:", 0) == 0)
+    return build_shape(s, opts.max_npus);
   for (const auto& f : netsim_embedded_presets()) {
     if (f.name == s + ".json") return parse_topology_json(std::string(f.data), "preset " + s, opts);
   }

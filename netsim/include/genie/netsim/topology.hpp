@@ -144,11 +144,15 @@ class Topology {
 };
 
 /// Options for building a topology by name.
+/// The most NPUs a generic shape or ASTRA-sim file may have (about 4 million).
+inline constexpr int64_t kMaxTopologyNpus = int64_t{1} << 22;
+
 struct TopologyOptions {
   int nodes = 1;                  ///< servers (--nodes K)
   int gpus_per_node = 0;          ///< 0: the preset's count; otherwise a subset (--gpus-per-node G)
   std::string fabric = "rail";    ///< inter-server fabric: rail (rail-optimized fat-tree) | fat-tree
   double oversubscription = 1.0;  ///< classic fat-tree: leaf down/up bandwidth ratio
+  int64_t max_npus = kMaxTopologyNpus;  ///< generic shapes and ASTRA-sim files: more NPUs is an error
 };
 
 /// Names of the embedded server presets (hgx-h100, hgx-h200, dgx-a100, hgx-b200) and generic shapes
@@ -164,6 +168,7 @@ Result<std::shared_ptr<const Topology>> load_topology(const std::string& name_or
 Result<std::shared_ptr<const Topology>> parse_topology_json(const std::string& text, const std::string& origin,
                                                             const TopologyOptions& opts);
 /// Parses an ASTRA-sim analytical network YAML (topology / npus_count / bandwidth GB/s / latency ns).
-Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text, const std::string& origin);
+Result<std::shared_ptr<const Topology>> parse_astra_yaml(const std::string& text, const std::string& origin,
+                                                         int64_t max_npus = kMaxTopologyNpus);
 
 }  // namespace genie::netsim
