@@ -83,6 +83,10 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
   note(rank, "ncclCommGetAsyncError -> %s after %.2f s", nccl_result_name(async), waited);
   expect_result(rank, "asynchronous error of the second AllReduce", want, async);
   expect_eq(rank, "asynchronous error arrived within " + std::to_string(int(limit_s)) + " s", 1, waited <= limit_s);
+  // Whichever thread found the error, ncclGetLastError tells the application why (not printed: this program's
+  // output stays clear of the diagnostics the tests look for).
+  const char* why = ncclGetLastError(comm);
+  expect_eq(rank, "ncclGetLastError after the error is a message", 1, why != nullptr && std::strlen(why) > 10);
   expect_result(rank, "ncclCommAbort after the error", ncclSuccess, ncclCommAbort(comm));
 }
 

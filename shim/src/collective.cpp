@@ -158,7 +158,7 @@ Status Communicator::wait_check(const std::function<std::vector<int>()>& missing
         std::string msg = "peer rank " + std::to_string(r) + " (pid " +
                           std::to_string(peers_[static_cast<size_t>(r)].pid) + ") exited during " + what();
         GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}; the communicator fails with ncclRemoteError", id_, rank_, msg);
-        fail_all(Errc::kRemote);
+        fail_all(Status(Errc::kRemote, msg));
         return Status(Errc::kRemote, msg);
       }
   }
@@ -169,7 +169,7 @@ Status Communicator::wait_check(const std::function<std::vector<int>()>& missing
       std::string msg =
           what() + " has waited " + fmt::format("{:.1f}", waited) + " s (GENIE_HANG_TIMEOUT) for missing " + names();
       GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}; the communicator fails with ncclRemoteError", id_, rank_, msg);
-      fail_all(Errc::kRemote);
+      fail_all(Status(Errc::kRemote, msg));
       return Status(Errc::kRemote, msg);
     }
   }
@@ -387,7 +387,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
     m.count = c.count;
     auto b = coord_->submit({sched::coord::Message{m}}, sched::ExternalOp::current());
     if (!b.is_ok()) {
-      set_async_error(b.status().code());
+      set_async_error(b.status());
       return hold_after_failure(*this, ready, b.status());
     }
     batch = b.value();
@@ -396,7 +396,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
   const WaitWhat what{&my.desc, "", seq};
   Status st = wait_all_reach(&RankSlot::arrived, seq, nullptr, what);
   if (!st.is_ok()) {
-    set_async_error(st.code());
+    set_async_error(st);
     return hold_after_failure(*this, ready, st);
   }
 
@@ -408,7 +408,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
     std::string msg = "collective mismatch on comm " + fmt::format("{:#x}", id_) + " (call #" + std::to_string(seq) +
                       "): rank 0 called " + describe(d0) + " but rank " + std::to_string(r) + " called " + describe(dr);
     GENIE_LOG_ERROR("shim", "{}; the call fails with ncclInvalidUsage", msg);
-    set_async_error(Errc::kInvalidUsage);
+    set_async_error(Status(Errc::kInvalidUsage, msg));
     // Everyone must have read the descriptors before anyone posts its next call.
     (void)barrier(seq, kPhasesPerCall - 1, what);
     int expected = 0;
@@ -421,13 +421,13 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
   if (move_bytes()) {
     st = move_data(c, seq);
     if (!st.is_ok()) {
-      set_async_error(st.code());
+      set_async_error(st);
       return hold_after_failure(*this, ready, st);
     }
   } else {
     st = barrier(seq, kPhasesPerCall - 1, what);
     if (!st.is_ok()) {
-      set_async_error(st.code());
+      set_async_error(st);
       return hold_after_failure(*this, ready, st);
     }
   }
@@ -435,7 +435,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
     auto end = wait_coordinator(batch, what);
     if (!end.is_ok()) {
       GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, end.status().message());
-      set_async_error(end.status().code());
+      set_async_error(end.status());
       return hold_after_failure(*this, ready, end.status());
     }
     last_end_ = end.value();
@@ -444,7 +444,7 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
   auto cost = timing_->collective(c.collective, c.count, c.datatype, c.root);
   if (!cost.is_ok()) {
     GENIE_LOG_ERROR("shim", "netsim cannot time {}: {}", what_string(what), cost.status().message());
-    set_async_error(Errc::kInternal);
+    set_async_error(Status(Errc::kInternal, "netsim cannot time " + what_string(what) + ": " + cost.status().message()));
     return cost.status();
   }
   last_end_ = finish_time(start, cost->duration);
@@ -609,7 +609,7 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
     }
     auto b = coord_->submit(msgs, sched::ExternalOp::current());
     if (!b.is_ok()) {
-      set_async_error(b.status().code());
+      set_async_error(b.status());
       return hold_after_failure(*this, ready, b.status());
     }
     batch = b.value();
@@ -730,14 +730,14 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
   if (!failure.is_ok()) {
     if (failure.code() == Errc::kInvalidUsage)
       GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, failure.message());
-    set_async_error(failure.code());
+    set_async_error(failure);
     return hold_after_failure(*this, ready, failure);
   }
   if (coord_) {
     auto e = wait_coordinator(batch, WaitWhat{nullptr, "point-to-point", 0});
     if (!e.is_ok()) {
       GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, e.status().message());
-      set_async_error(e.status().code());
+      set_async_error(e.status());
       return hold_after_failure(*this, ready, e.status());
     }
     last_end_ = max(e.value(), ready);

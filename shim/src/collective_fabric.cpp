@@ -144,7 +144,7 @@ Result<SimTime> Communicator::run_collective_fabric(const CollCall& c, uint64_t 
   auto fail = [&](const Status& st) -> Result<SimTime> {
     GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}; the communicator fails with {}", id_, rank_, st.message(),
                     st.code() == Errc::kInvalidUsage ? "ncclInvalidUsage" : "ncclRemoteError");
-    set_async_error(st.code() == Errc::kInvalidUsage ? Errc::kInvalidUsage : Errc::kRemote);
+    set_async_error(Status(st.code() == Errc::kInvalidUsage ? Errc::kInvalidUsage : Errc::kRemote, st.message()));
     return hold_after_failure(*this, ready, st);
   };
 
@@ -244,7 +244,7 @@ Result<SimTime> Communicator::run_p2p_fabric(std::vector<P2PCall>& calls, uint64
   Status st = fab_->exchange(msgs, fabric_wait("point-to-point"));
   if (!st.is_ok()) {
     GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id_, rank_, st.message());
-    set_async_error(st.code() == Errc::kInvalidUsage ? Errc::kInvalidUsage : Errc::kRemote);
+    set_async_error(Status(st.code() == Errc::kInvalidUsage ? Errc::kInvalidUsage : Errc::kRemote, st.message()));
     return hold_after_failure(*this, ready, st);
   }
   return max(rt_->clock().wall_now(), ready);

@@ -18,6 +18,7 @@
 #include "genie/common/siphash.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "nccl_debug.hpp"
+#include "shim_errors.hpp"
 #include "transport/fabric_report.hpp"
 
 namespace genie::shim {
@@ -366,22 +367,23 @@ Communicator::~Communicator() {
     if (fd >= 0) ::close(fd);
 }
 
-void Communicator::set_async_error(Errc e) {
+void Communicator::set_async_error(const Status& why) {
   int expected = 0;
-  async_error_.compare_exchange_strong(expected, static_cast<int>(e), std::memory_order_acq_rel);
+  if (async_error_.compare_exchange_strong(expected, static_cast<int>(why.code()), std::memory_order_acq_rel))
+    set_last_error(fmt::format("comm {:#x} rank {}: {}", id_, rank_, why.message()));
 }
 
 void Communicator::abort() {
   aborted_.store(true, std::memory_order_release);
-  set_async_error(Errc::kRemote);
+  set_async_error(Status(Errc::kRemote, "the communicator was aborted (ncclCommAbort)"));
   if (seg_) seg_->ring();
 }
 
-void Communicator::fail_all(Errc e) {
-  set_async_error(e);
+void Communicator::fail_all(const Status& why) {
+  set_async_error(why);
   if (!seg_) return;
   int expected = 0;
-  seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(e), std::memory_order_acq_rel);
+  seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(why.code()), std::memory_order_acq_rel);
   seg_->ring();
 }
 

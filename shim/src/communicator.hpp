@@ -106,7 +106,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   /// ncclCommGetAsyncError: ncclSuccess (0) or the first asynchronous failure, as an Errc.
   Errc async_error() const { return static_cast<Errc>(async_error_.load(std::memory_order_acquire)); }
-  void set_async_error(Errc e);
+  /// The communicator's asynchronous error (ncclCommGetAsyncError) becomes `why.code()` unless it has one; the
+  /// first one's message becomes the process's last error (ncclGetLastError).
+  void set_async_error(const Status& why);
   /// ncclCommAbort: waiting operations give up; later ones fail at once.
   void abort();
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
@@ -188,7 +190,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   /// `missing()` lists the ranks this wait still needs; only their deaths fail it.
   Status wait_check(const std::function<std::vector<int>()>& missing, const WaitWhat& what,
                     std::chrono::steady_clock::time_point since);
-  void fail_all(Errc e);
+  void fail_all(const Status& why);
   std::string describe(const CallDesc& d) const;
   SimTime finish_time(SimTime start, SimTime duration);
 

@@ -17,9 +17,10 @@ namespace genie::shim {
 /// The one conversion of an internal error to NCCL's return codes.
 ncclResult_t to_nccl(const Status& s) noexcept;
 
-/// Records `msg` as the calling thread's last error (ncclGetLastError) and logs it at warn level.
+/// Records `msg` as the process's last error (ncclGetLastError; like NCCL's, one for the whole process, so an
+/// error found on another thread reaches the application), truncated to 1023 bytes.
 void set_last_error(const std::string& msg);
-/// The calling thread's last error text ("" when none).
+/// The process's last error text ("" when none).
 const char* last_error() noexcept;
 
 /// Fails a call: records and logs "<fn>: <message>" and returns the converted code.
