@@ -21,10 +21,13 @@ fi
 # GENIE_SANITIZERS=0 skips the sanitizer suites, GENIE_FUZZ_SECONDS=0 the fuzzing (docs/testing.md).
 status=0
 if [ "${GENIE_SANITIZERS:-1}" != "0" ]; then
-  for pair in address:asan thread:tsan; do
-    san=${pair%%:*}; dir="$here/build-${pair##*:}"
+  # The TSan build compiles in groups (GENIE_UNITY_BUILD: 4 min 14 s instead of 6 min 56 s from scratch on the 2-core
+  # VM); the ASan build did not gain from it (10 min 18 s against ~9 min), so it compiles file by file.
+  for triple in address:asan:OFF thread:tsan:ON; do
+    san=${triple%%:*}; rest=${triple#*:}; dir="$here/build-${rest%%:*}"; unity=${rest#*:}
     echo "genie: the unit and e2e suites under GENIE_SANITIZE=$san ($dir)" >&2
-    GENIE_BUILD_DIR="$dir" GENIE_CMAKE_ARGS="-DGENIE_SANITIZE=$san -DGENIE_BUILD_BENCH=OFF -DGENIE_UNITY_BUILD=ON" "$here/scripts/build.sh"
+    GENIE_BUILD_DIR="$dir" GENIE_CMAKE_ARGS="-DGENIE_SANITIZE=$san -DGENIE_BUILD_BENCH=OFF -DGENIE_UNITY_BUILD=$unity" \
+      "$here/scripts/build.sh"
     (cd "$dir" && ctest -j "${GENIE_JOBS:-2}" -L "unit|e2e" -LE "torch|slow" --output-on-failure --timeout 600) || status=1
   done
 fi
