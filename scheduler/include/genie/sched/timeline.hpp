@@ -37,6 +37,8 @@ class Dep {
   /// Error of the op this point waits for (ok when none or when it succeeded).
   Status status() const;
   bool empty() const { return !op_ && time_ == SimTime::zero(); }
+  /// The op this point waits for (nullptr for a known time): two points are the same pending work when equal.
+  const void* identity() const { return op_.get(); }
   /// Lower bound of this point's time in ns: time() once resolved, else the injection floor of the lane its
   /// op is queued on (INT64_MAX when that lane waits on an external resolution).
   int64_t lower_bound_ns() const;
