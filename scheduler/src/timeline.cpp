@@ -478,6 +478,8 @@ bool Timeline::wait_for_dep(const Dep& d, std::chrono::milliseconds timeout) {
   return core_->cv.wait_for(lk, timeout, [&] { return d.resolved(); });
 }
 
+bool Timeline::is_injector() const { return tl_injectors.find(core_.get()) != nullptr; }
+
 void Timeline::register_injector() {
   if (tl_injectors.find(core_.get())) return;
   auto inj = std::make_shared<Injector>();

@@ -162,6 +162,8 @@ class Timeline {
   /// The calling thread may inject traffic (it enqueues collectives or creates communicators). Cheap after
   /// the first call on a thread.
   void register_injector();
+  /// Whether the calling thread has called register_injector() on this timeline.
+  bool is_injector() const;
   /// Lower bound of the virtual time at which any injector thread or lane of this timeline could next put
   /// traffic on the network: min over injector threads (a running one: its host time as it stands, read
   /// from its CPU clock; one blocked in wait()/wait_for_dep(): the time it will wake at, or nothing while
