@@ -115,6 +115,14 @@ if(TARGET nccl2 AND TARGET example_collectives)
   endif()
   # The coordinator killed mid-job, a rank refused for a wrong secret, a coordinator nobody listens at: the ranks
   # fail (exit non-zero, naming why) and none hangs (tests/e2e/coordinator_faults.sh).
+  # The report directory cannot be created, or its file system is full: the job's result and exit code stand, one
+  # line says why, nothing half-written is left (tests/e2e/report_faults.sh; `full` needs root, else skipped).
+  foreach(c nodir full)
+    add_test(NAME e2e_report_fault_${c}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/report_faults.sh ${c} ${CMAKE_BINARY_DIR} ${GENIE_EXAMPLES_DIR})
+    set_tests_properties(e2e_report_fault_${c} PROPERTIES LABELS e2e TIMEOUT 120 PROCESSORS 2 SKIP_RETURN_CODE 77
+      FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "report_faults ${c}: 0 failed")
+  endforeach()
   if(TARGET example_soak_collectives)
     foreach(c killed secret unreachable)
       add_test(NAME e2e_coordinator_fault_${c}

@@ -81,11 +81,21 @@ Status write_file(const std::filesystem::path& path, std::initializer_list<std::
     if (!out) return system_error("cannot write " + tmp + ": " + std::strerror(errno));
     for (std::string_view text : parts) out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
-    if (!out) return system_error("cannot write " + tmp + " (disk full?): " + std::strerror(errno));
+    if (!out) {
+      const Status failed = system_error("cannot write " + tmp + " (disk full?): " + std::strerror(errno));
+      out.close();
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);  // a half-written file is no report; free the space it holds
+      return failed;
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return system_error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return system_error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
+  }
   return Status::ok();
 }
 
