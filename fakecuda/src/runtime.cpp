@@ -366,12 +366,13 @@ Status Runtime::query_point(const sched::Dep& d) {
     thread_local std::chrono::steady_clock::time_point t_polled_at;
     const auto now = std::chrono::steady_clock::now();
     const bool polling = d.identity() == t_polled && now - t_polled_at < kPollWindow;
-    if (polling || timeline_.is_injector()) {
+    const bool wait = polling || timeline_.is_injector();
+    if (wait) {
       timeline_.wait_for_dep(d, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
       clock().discard_cpu_time();
     }
     t_polled = d.identity();
-    t_polled_at = std::chrono::steady_clock::now();
+    t_polled_at = wait ? std::chrono::steady_clock::now() : now;
     if (!d.resolved()) return Status(Errc::kNotReady, "work pending");
   }
   GENIE_TRY(d.status());

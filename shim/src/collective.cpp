@@ -408,12 +408,13 @@ Result<SimTime> Communicator::run_collective(const CollCall& c, uint64_t order, 
     std::string msg = "collective mismatch on comm " + fmt::format("{:#x}", id_) + " (call #" + std::to_string(seq) +
                       "): rank 0 called " + describe(d0) + " but rank " + std::to_string(r) + " called " + describe(dr);
     GENIE_LOG_ERROR("shim", "{}; the call fails with ncclInvalidUsage", msg);
-    set_async_error(Status(Errc::kInvalidUsage, msg));
+    const Status mismatch(Errc::kInvalidUsage, msg);
+    set_async_error(mismatch);
     // Everyone must have read the descriptors before anyone posts its next call.
     (void)barrier(seq, kPhasesPerCall - 1, what);
     int expected = 0;
     seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(Errc::kInvalidUsage));
-    return hold_after_failure(*this, ready, Status(Errc::kInvalidUsage, msg));
+    return hold_after_failure(*this, ready, mismatch);
   }
 
   SimTime start = ready;

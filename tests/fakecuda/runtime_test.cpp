@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -88,6 +90,52 @@ TEST(RuntimeStreams, EventElapsedTimeEqualsModelledDurationsExactly) {
   ASSERT_TRUE(ms.is_ok());
   double expected_ms = rt.cost_model().copy(CopyKind::kDeviceToDevice, n, true).to_ms();
   EXPECT_NEAR(ms.value(), expected_ms, expected_ms * 1e-6);
+}
+
+TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
+  // System: virtual mode, query_wait 5 s; each stream op completes only when another thread releases it, 1.5 s
+  // after it was queued. Expectation: a thread that enqueues no collectives (PyTorch's watchdog) gets not-ready at
+  // once from its first query; its second query of the same work (a poll) waits until the op completes and is
+  // ok; an injector thread's first query waits likewise (its answer must come from virtual time).
+  RuntimeOptions o = test_options(1);
+  o.query_wait = SimTime::ms(5000);
+  Runtime rt(o);
+  Stream* s = rt.create_stream(0, 0, 0);
+  auto blocked_op = [&](std::atomic<bool>& released) {
+    sched::OpSpec spec;
+    spec.may_run_inline = false;
+    spec.run = [&released](SimTime ready) -> Result<SimTime> {
+      while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return ready;
+    };
+    ASSERT_TRUE(rt.submit(*s, std::move(spec)).is_ok());
+  };
+  auto release_later = [](std::atomic<bool>& released) {
+    return std::thread([&released] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      released.store(true);
+    });
+  };
+
+  std::atomic<bool> first{false};
+  blocked_op(first);
+  std::thread r1 = release_later(first);
+  EXPECT_EQ(rt.query(*s).code(), Errc::kNotReady);
+  EXPECT_FALSE(first.load()) << "the first query waited for the op";
+  EXPECT_TRUE(rt.query(*s).is_ok()) << "the poll did not wait for the op";
+  EXPECT_TRUE(first.load());
+  r1.join();
+
+  std::atomic<bool> second{false};
+  blocked_op(second);
+  std::thread r2 = release_later(second);
+  std::thread injector([&] {
+    rt.timeline().register_injector();
+    EXPECT_TRUE(rt.query(*s).is_ok()) << "the injector's first query did not wait for the op";
+    EXPECT_TRUE(second.load());
+  });
+  injector.join();
+  r2.join();
 }
 
 TEST(RuntimeStreams, ElapsedTimeOfAnEventToItselfIsZero) {

@@ -31,6 +31,23 @@ TEST(Topology, AllPresetsLoad) {
   EXPECT_FALSE(load_topology("dgx-a100", {}).value()->nvls);
 }
 
+TEST(Topology, MaxNpusBoundsShapesAndAstraFiles) {
+  // System: a 64-NPU ring and a 4x4x4 ASTRA-sim network under a limit of 63 NPUs, then of 64.
+  // Expectation: over the limit each is refused naming the limit; at it both load with 64 GPUs.
+  TopologyOptions opts;
+  opts.max_npus = 63;
+  auto ring = load_topology("ring:64", opts);
+  ASSERT_FALSE(ring.is_ok());
+  EXPECT_NE(ring.status().message().find("too many NPUs (more than 63)"), std::string::npos) << ring.status().message();
+  const std::string yaml = "topology: [ Ring, Ring, Ring ]\nnpus_count: [4, 4, 4]\nbandwidth: [1, 1, 1]\nlatency: [1, 1, 1]\n";
+  auto astra = parse_astra_yaml(yaml, "net.yml", 63);
+  ASSERT_FALSE(astra.is_ok());
+  EXPECT_NE(astra.status().message().find("more than 63"), std::string::npos) << astra.status().message();
+  opts.max_npus = 64;
+  EXPECT_EQ(load_topology("ring:64", opts).value()->num_gpus(), 64);
+  EXPECT_EQ(parse_astra_yaml(yaml, "net.yml", 64).value()->num_gpus(), 64);
+}
+
 TEST(Topology, RailOptimizedMultiNode) {
   // 4 x hgx-h100 on a rail-optimized fabric: 32 GPUs, 8 NICs per server at 400 Gb/s; GPU 0 of server 0 and
   // GPU 0 of server 1 share rail 0: path GPU-PCIe-NIC-leaf-NIC-PCIe-GPU (6 links), bottleneck 50 GB/s.

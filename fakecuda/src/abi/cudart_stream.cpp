@@ -20,7 +20,6 @@ using genie::fakecuda::abi::reject;
 using genie::fakecuda::abi::to_cuda;
 
 namespace {
-
 thread_local cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
 
 cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {

@@ -34,7 +34,7 @@ constexpr double kGenericLinkBwBytesPerS = 50e9;
 /// Default link latency of generic shapes: 500 ns, as in ASTRA-sim's sample analytical network files.
 constexpr int64_t kGenericLinkLatencyNs = 500;
 constexpr double kGiga = 1e9;
-/// Largest NPU count of a generic shape or ASTRA-sim file (4 Mi), and largest link count (16 Mi): beyond them a
+/// Largest link count of a generic shape or ASTRA-sim file (16 Mi; NPUs: kMaxTopologyNpus, 4 Mi): beyond them a
 /// mistyped size would exhaust memory or build for minutes (measured on the 2-core dev VM: ring:4194304, 4 Mi
 /// NPUs and links, loads in 2 s into 0.57 GB; a FullyConnected dimension of 200000 NPUs would be 2e10 links).
 constexpr int64_t kMaxLinks = int64_t{1} << 24;

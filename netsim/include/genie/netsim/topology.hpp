@@ -143,10 +143,10 @@ class Topology {
   mutable uint32_t scratch_gen_ = 0;
 };
 
-/// Options for building a topology by name.
 /// The most NPUs a generic shape or ASTRA-sim file may have (about 4 million).
 inline constexpr int64_t kMaxTopologyNpus = int64_t{1} << 22;
 
+/// Options for building a topology by name.
 struct TopologyOptions {
   int nodes = 1;                  ///< servers (--nodes K)
   int gpus_per_node = 0;          ///< 0: the preset's count; otherwise a subset (--gpus-per-node G)
