@@ -368,9 +368,12 @@ Communicator::~Communicator() {
 }
 
 void Communicator::set_async_error(const Status& why) {
-  int expected = 0;
-  if (async_error_.compare_exchange_strong(expected, static_cast<int>(why.code()), std::memory_order_acq_rel))
-    set_last_error(fmt::format("comm {:#x} rank {}: {}", id_, rank_, why.message()));
+  // The message goes first: a thread that sees the code in ncclCommGetAsyncError then finds it in
+  // ncclGetLastError.
+  std::lock_guard lk(async_error_mu_);
+  if (async_error_.load(std::memory_order_acquire) != 0) return;
+  set_last_error(fmt::format("comm {:#x} rank {}: {}", id_, rank_, why.message()));
+  async_error_.store(static_cast<int>(why.code()), std::memory_order_release);
 }
 
 void Communicator::abort() {

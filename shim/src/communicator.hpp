@@ -212,6 +212,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::shared_ptr<CommTiming> timing_;
 
   std::atomic<int> async_error_{0};
+  std::mutex async_error_mu_;  ///< the first error's message is published before its code
   std::atomic<bool> aborted_{false};
   std::atomic<int64_t> outstanding_{0};
 
