@@ -223,9 +223,8 @@ SimTime Communicator::finish_time(SimTime start, SimTime duration) {
   return max(end, clock.wall_now());
 }
 
-Status Communicator::enqueue(const char* label,
-                             std::function<Result<SimTime>(Communicator&, uint64_t, SimTime)> run,
-                             fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes) {
+template <class Run>
+Status Communicator::enqueue(const char* label, Run run, fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes) {
   sched::OpSpec spec;
   spec.label = label;
   spec.may_run_inline = false;  // it waits for peers: never on the calling thread (-g N drives several ranks)
@@ -242,7 +241,7 @@ Status Communicator::enqueue(const char* label,
   // only they take a place in the issue order (a replayed op runs when its graph reaches it).
   const bool counted = !s.capturing.load(std::memory_order_acquire);
   const uint64_t order = counted ? issued_.fetch_add(1, std::memory_order_relaxed) + 1 : 0;
-  spec.run = [self = shared_from_this(), run = std::move(run), counted, order](SimTime ready) -> Result<SimTime> {
+  spec.run = [self = shared_from_this(), run = std::move(run), counted, order](SimTime ready) mutable -> Result<SimTime> {
     Result<SimTime> r = run(*self, order, ready);
     if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
     return r;

@@ -152,9 +152,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                                                          const CommOptions& opts);
   /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`. The op gets the next
   /// place in the communicator's issue order (0 for an op captured into a CUDA graph: it runs when the graph
-  /// does, wherever that falls), and `run` receives it.
-  Status enqueue(const char* label, std::function<Result<SimTime>(Communicator&, uint64_t, SimTime)> run,
-                 fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes);
+  /// does, wherever that falls), and `run` (Result<SimTime>(Communicator&, uint64_t order, SimTime ready)) receives
+  /// it. A template, so the op's closure is one allocation.
+  template <class Run>
+  Status enqueue(const char* label, Run run, fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes);
   Result<SimTime> run_collective(const CollCall& c, uint64_t order, SimTime ready);
   Result<SimTime> run_p2p(std::vector<P2PCall>& calls, uint64_t order, SimTime ready);
   /// With exec_mu_ held: waits until every op issued before `order` on this rank has run, as NCCL runs a
@@ -200,7 +201,6 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   uint64_t id_ = 0;
   uint64_t key_ = 0;
   sched::CoordClient* coord_ = nullptr;  ///< the job's coordinator (times calls globally), or null
-  std::atomic<uint64_t> call_seq_{0};     ///< calls enqueued so far (the seq of records)
   CommOptions opts_;
   fakecuda::Runtime* rt_ = nullptr;
   std::vector<RankInfo> peers_;
@@ -216,10 +216,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<bool> aborted_{false};
   std::atomic<int64_t> outstanding_{0};
 
-  std::mutex exec_mu_;  ///< one call of this communicator executes at a time, in order
+  // What the enqueuing thread writes per call, on a cache line of its own: the stream worker writes the fields
+  // after it on every call it runs.
+  alignas(64) std::atomic<uint64_t> call_seq_{0};  ///< calls enqueued so far (the seq of records)
+  std::atomic<uint64_t> issued_{0};                ///< ops enqueued outside graph capture, in host call order
+  alignas(64) std::mutex exec_mu_;  ///< one call of this communicator executes at a time, in order
   uint64_t exec_seq_ = 0;
-  std::atomic<uint64_t> issued_{0};    ///< ops enqueued outside graph capture, in host call order
-  uint64_t executed_ = 0;              ///< of those, the last one that has run (guarded by exec_mu_)
+  uint64_t executed_ = 0;              ///< of those issued, the last one that has run (guarded by exec_mu_)
   std::condition_variable exec_cv_;    ///< signalled when executed_ moves
   SimTime last_end_ = SimTime::zero();  ///< end of the previous op: NCCL never overlaps a communicator's ops
   std::vector<uint64_t> sent_, received_;  ///< p2p messages sent to / received from each peer
