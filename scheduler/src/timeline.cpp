@@ -121,16 +121,14 @@ struct Lane::State {
 };
 
 namespace {
-// Moves a lane's undrained records to its core before the lane's state goes away.
+// Moves a lane's undrained records to its core before the lane's state goes away, in one step under both locks: a
+// drain (which takes the lanes' records before the retired ones) finds them in one place or the other, never in
+// between (a process that destroys its stream and exits lost the stream's records to its last drain so).
 void retire_records(Lane::State& st) {
-  std::vector<OpRecord> recs;
-  {
-    std::lock_guard lk(st.mu);
-    recs = std::exchange(st.records, {});
-  }
-  if (recs.empty()) return;
-  std::lock_guard lk(st.core->host_mu);
-  for (auto& r : recs) st.core->retired_records.emplace_back(st.device, st.stream_id, r);
+  std::lock_guard hk(st.core->host_mu);
+  std::lock_guard lk(st.mu);
+  for (auto& r : st.records) st.core->retired_records.emplace_back(st.device, st.stream_id, r);
+  st.records.clear();
 }
 
 // The lane whose external op the calling worker thread is running.
@@ -558,13 +556,7 @@ void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRec
     std::lock_guard lk(core_->host_mu);
     host = std::exchange(core_->host_records, {});
   }
-  std::vector<std::tuple<int, uint32_t, OpRecord>> retired;
-  {
-    std::lock_guard lk(core_->host_mu);
-    retired = std::exchange(core_->retired_records, {});
-  }
   for (const auto& [d, n, r] : host) fn(d, kHostStreamBase + n, r);
-  for (const auto& [d, sid, r] : retired) fn(d, sid, r);
   std::vector<std::shared_ptr<Lane::State>> lanes;
   {
     std::lock_guard lk(core_->reg_mu);
@@ -583,6 +575,13 @@ void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRec
     }
     for (const auto& r : recs) fn(device, sid, r);
   }
+  // After the lanes: a lane that retires its records meanwhile has them here (retire_records).
+  std::vector<std::tuple<int, uint32_t, OpRecord>> retired;
+  {
+    std::lock_guard lk(core_->host_mu);
+    retired = std::exchange(core_->retired_records, {});
+  }
+  for (const auto& [d, sid, r] : retired) fn(d, sid, r);
 }
 
 }  // namespace genie::sched
