@@ -104,9 +104,23 @@ void Clock::sleep_until(SimTime t) const {
 
 SimTime Clock::peek() { return is_virtual() ? SimTime::ns(thread_state().vt()) : wall_now(); }
 
+void Clock::resume_no_earlier(SimTime t) {
+  const int64_t v = t.count_ns();
+  int64_t cur = resume_floor_ns_.load(std::memory_order_relaxed);
+  while (v > cur && !resume_floor_ns_.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {
+  }
+  publish(t);
+}
+
+void Clock::apply_resume_floor(ThreadState& ts) {
+  const int64_t f = resume_floor_ns_.load(std::memory_order_acquire);
+  if (f > ts.vt()) ts.set_vt(f);
+}
+
 SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();
+  apply_resume_floor(ts);
   if (options_.cpu_time_scale == 0.0) return SimTime::ns(ts.vt());  // host time is the modelled costs only
   int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
   if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
@@ -178,8 +192,9 @@ SimTime Clock::estimate(const ThreadState* ts, int64_t cpu_now_ns) const {
     const bool in_work = ts->excluded_depth.load(std::memory_order_relaxed) > 0;
     std::atomic_thread_fence(std::memory_order_acquire);
     if (ts->version.load(std::memory_order_relaxed) != v1) continue;
-    if (in_work || ts->clock_id != id_ || options_.cpu_time_scale == 0.0) return SimTime::ns(vt);
-    return SimTime::ns(vt + charge(cpu_now_ns - last_cpu - excluded));
+    const int64_t floor = resume_floor_ns_.load(std::memory_order_acquire);
+    if (in_work || ts->clock_id != id_ || options_.cpu_time_scale == 0.0) return SimTime::ns(std::max(vt, floor));
+    return SimTime::ns(std::max(vt + charge(cpu_now_ns - last_cpu - excluded), floor));
   }
 }
 

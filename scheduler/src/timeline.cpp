@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "genie/common/log.hpp"
+#include "genie/common/quiescence.hpp"
 #include "genie/common/thread_util.hpp"
 
 namespace genie::sched {
@@ -33,14 +34,12 @@ constexpr int64_t kNoFloor = INT64_MAX;
 // One thread that may inject traffic, as the timeline's injection_floor() sees it.
 struct Injector {
   pthread_t thread{};
-  pid_t tid = 0;
   clockid_t cpu_clock{};
   Clock::ThreadState* ts = nullptr;
   std::atomic<bool> alive{true};
   std::mutex wait_mu;
   bool waiting = false;
   Dep wait_dep;               // what the thread waits for (copied: the caller's Dep lives on its stack)
-  int64_t last_cpu_seen = -1;  // injection_floor()'s own bookkeeping (under the core's registry lock)
 };
 }  // namespace
 
@@ -92,6 +91,7 @@ struct Timeline::Core {
   std::atomic<uint32_t> next_host_thread{0};
 
   void wait_for(const std::function<bool()>& pred) {
+    GenieWait waiting;
     std::unique_lock lk(mu);
     cv.wait(lk, pred);
   }
@@ -397,6 +397,7 @@ bool Timeline::record_trace() const { return core_->record_trace; }
 void Timeline::wait_for(const std::function<bool()>& pred) { core_->wait_for(pred); }
 
 bool Timeline::wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  GenieWait waiting;
   std::unique_lock lk(core_->mu);
   return core_->cv.wait_for(lk, timeout, pred);
 }
@@ -446,22 +447,6 @@ class WaitScope {
   Injector* inj_;
 };
 
-// Scheduler state of thread `tid` of this process from /proc ('R' running or runnable, 'S' sleeping, ...).
-char thread_run_state(pid_t tid) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", static_cast<int>(tid));
-  FILE* f = std::fopen(path, "re");
-  if (!f) return '?';
-  char buf[512];
-  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-  std::fclose(f);
-  buf[n] = 0;
-  // "tid (comm) S ...": the state follows the last ')' (comm may contain spaces or parentheses).
-  const char* p = std::strrchr(buf, ')');
-  if (!p || p[1] != ' ') return '?';
-  return p[2];
-}
-
 }  // namespace
 
 Result<SimTime> Timeline::wait(const Dep& d) {
@@ -472,6 +457,7 @@ Result<SimTime> Timeline::wait(const Dep& d) {
 bool Timeline::wait_for_dep(const Dep& d, std::chrono::milliseconds timeout) {
   if (d.resolved()) return true;
   WaitScope scope(*core_, tl_injectors.find(core_.get()), d);
+  GenieWait waiting;
   std::unique_lock lk(core_->mu);
   return core_->cv.wait_for(lk, timeout, [&] { return d.resolved(); });
 }
@@ -482,7 +468,6 @@ void Timeline::register_injector() {
   if (tl_injectors.find(core_.get())) return;
   auto inj = std::make_shared<Injector>();
   inj->thread = pthread_self();
-  inj->tid = static_cast<pid_t>(::syscall(SYS_gettid));
   if (pthread_getcpuclockid(inj->thread, &inj->cpu_clock) != 0) inj->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
   inj->ts = core_->clock.current_thread_state();
   tl_injectors.entries.emplace_back(core_.get(), inj);
@@ -501,16 +486,6 @@ SimTime Timeline::injection_floor() {
   std::vector<std::shared_ptr<Lane::State>> lanes;
   {
     std::lock_guard lk(core_->reg_mu);
-    // Parked threads (asleep outside Genie) are left out only while another injector thread of this process
-    // waits inside Genie: then the process cannot move until the coordinator resolves something, and a parked
-    // thread it wakes afterwards resumes at the process's latest host time (Clock::now). A process whose
-    // injectors are all parked keeps its lowest host time: it may be sleeping before its next call.
-    bool someone_waits = false;
-    for (auto& inj : core_->injectors) {
-      if (!inj->alive.load(std::memory_order_acquire)) continue;
-      std::lock_guard wl(inj->wait_mu);
-      someone_waits = someone_waits || inj->waiting;
-    }
     for (auto& inj : core_->injectors) {
       if (!inj->alive.load(std::memory_order_acquire)) continue;
       {
@@ -521,13 +496,13 @@ SimTime Timeline::injection_floor() {
           continue;
         }
       }
+      // A thread running, or asleep outside Genie, may inject at its host time as it stands: a thread asleep is
+      // woken by something this or another process does, and only a job found asleep as a whole lets the clock
+      // pass it (CoordinatorCore::start_probe; the thread then resumes at the clock's event, Clock::resume_no_earlier).
       timespec ts{};
-      int64_t cpu = -1;
+      int64_t cpu = 0;
       if (clock_gettime(inj->cpu_clock, &ts) == 0) cpu = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-      const bool idle = cpu >= 0 && cpu == inj->last_cpu_seen;
-      inj->last_cpu_seen = cpu;
-      if (someone_waits && idle && thread_run_state(inj->tid) != 'R') continue;
-      floor = std::min(floor, core_->clock.estimate(inj->ts, cpu >= 0 ? cpu : 0).count_ns());
+      floor = std::min(floor, core_->clock.estimate(inj->ts, cpu).count_ns());
     }
     for (auto& w : core_->lanes)
       if (auto l = w.lock()) lanes.push_back(std::move(l));

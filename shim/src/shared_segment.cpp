@@ -3,6 +3,8 @@
 // that outnumber cores do not burn the CPU their peers need (DESIGN.md: progress must block when idle).
 #include "shared_segment.hpp"
 
+#include "genie/common/quiescence.hpp"
+
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -158,6 +160,7 @@ Status SharedSegment::wait(const std::function<bool()>& ready, const std::functi
     if (ready()) return Status::ok();
     sched_yield();
   }
+  GenieWait waiting;  // for peers: asleep to a quiescence probe although it wakes every sleep slice
   auto last_check = std::chrono::steady_clock::now();
   GENIE_TRY(check());
   for (;;) {

@@ -67,10 +67,9 @@ def run(args, gpt_args, trace, report_dir=None):
     env.setdefault("TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC", "1000")
     if trace:
         env["NCCL_DEBUG"] = "TRACE"
-    # --stall-grace 0.1: with several ranks, PyTorch's threads often all block outside Genie (the autograd
-    # engine's queues), which holds a process's promise at its lowest host time until the stall rule relaxes it
-    # (a known limit of the coordinator, docs/coordinator.md); at the default 2 s a 4-rank pipeline run takes
-    # minutes. The relaxed steps are counted in the report and the pattern and determinism checks still apply.
+    # --stall-grace 0.1: a job whose threads all sleep (PyTorch's often do) is moved on by the coordinator's
+    # probe at once; the stall rule is left for a rank that runs outside Genie without moving its host time, which
+    # these tests should not wait 2 s for. Relaxed steps are counted in the report; the checks still apply.
     report = ["--report", report_dir] if report_dir else ["--no-report"]
     cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--stall-grace", "0.1"] + report + [
         "--", args.python, GPT] + gpt_args

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace genie::sched {
@@ -52,6 +54,48 @@ TEST(Clock, CpuTimeScaleChargesAFractionOfCpuTime) {
   ASSERT_GT(full, SimTime::ms(1).count_ns());
   constexpr double kRatioTolerance = 0.25;
   EXPECT_NEAR(static_cast<double>(half) / static_cast<double>(full), 0.5, 0.5 * kRatioTolerance);
+}
+
+TEST(Clock, ResumeNoEarlierRaisesEveryThreadOnceAndNeverLowers) {
+  // System: a virtual clock with CPU time not charged (scale 0); a thread at 2 us; another thread, parked, whose
+  // host time another thread estimates; then resume_no_earlier(10 us), then resume_no_earlier(4 us).
+  // Expectation: both threads read 10 us (the parked one in the estimate too, before it runs again), later
+  // overheads add to it, and the lower bound of 4 us changes nothing.
+  ClockOptions o{ClockMode::kVirtual, SimTime::us(20)};
+  o.cpu_time_scale = 0.0;
+  Clock c(o);
+  c.api_call(SimTime::us(2));
+  Clock::ThreadState* other = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool go = false;
+  SimTime other_after;
+  std::thread t([&] {
+    other = c.current_thread_state();
+    {
+      std::unique_lock lk(mu);
+      cv.notify_all();
+      cv.wait(lk, [&] { return go; });
+    }
+    other_after = c.now();
+  });
+  {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return other != nullptr; });
+  }
+  c.resume_no_earlier(SimTime::us(10));
+  EXPECT_EQ(c.estimate(other, 0), SimTime::us(10));
+  EXPECT_EQ(c.now(), SimTime::us(10));
+  EXPECT_EQ(c.api_call(SimTime::us(1)), SimTime::us(11));
+  c.resume_no_earlier(SimTime::us(4));
+  EXPECT_EQ(c.now(), SimTime::us(11));
+  {
+    std::lock_guard lk(mu);
+    go = true;
+  }
+  cv.notify_all();
+  t.join();
+  EXPECT_EQ(other_after, SimTime::us(10));
 }
 
 TEST(Clock, NewThreadStartsAtLargestHostTime) {

@@ -53,7 +53,10 @@ std::vector<Message> samples() {
           r,
           Bye{137},
           res,
-          Want{555}};
+          Want{555},
+          Probe{7},
+          Quiet{7, 12, 1},
+          Resume{98765, 13}};
 }
 
 TEST(CoordProtocol, EveryMessageRoundTripsThroughSplitReads) {

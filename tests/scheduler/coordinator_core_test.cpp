@@ -255,6 +255,108 @@ TEST(CoordinatorCore, StallRuleAdvancesPastASilentProcess) {
   EXPECT_GE(h.core.record().relaxed_steps, 1u);
 }
 
+// The Probe messages process `conn` received, oldest first.
+std::vector<coord::Probe> probes(Harness& h, int conn) {
+  std::vector<coord::Probe> out;
+  for (const auto& m : h.inbox[conn])
+    if (auto* p = std::get_if<coord::Probe>(&m)) out.push_back(*p);
+  return out;
+}
+
+// Processes 0 and 1 all-reduce at 1 us; process 2 (asleep outside Genie at host time 0) holds the clock.
+void held_by_process_2(Harness& h) {
+  for (int p = 0; p < 3; ++p) h.hello(p);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 1000, 1024));
+  h.send(1, coll(7, 1, 1, 1000, 1024));
+  h.send(0, coord::Promise{INT64_MAX, 0});
+  h.send(1, coord::Promise{INT64_MAX, 0});
+  h.send(2, coord::Promise{0, 0});
+}
+
+TEST(CoordinatorCore, AJobAsleepAsAWholeMovesToTheNextEventAndItsHoldersResumeThere) {
+  // System: held_by_process_2; the coordinator probes; all three processes answer asleep, each having applied
+  // every Resolved and Resume it was sent; repeated until the call resolves.
+  // Expectation: every process gets the same round; process 2 (the only holder) is told to resume no earlier than
+  // the clock's next event (the first at 1 us, when the call starts), once per step; the call resolves; the report
+  // counts asleep steps and no relaxed (guessed) step.
+  Harness h(options(3));
+  held_by_process_2(h);
+  ASSERT_TRUE(h.resolved(0).empty());
+  ASSERT_TRUE(h.core.start_probe());
+  EXPECT_FALSE(h.core.start_probe()) << "one round at a time";
+  std::vector<coord::Probe> p0 = probes(h, 0), p2 = probes(h, 2);
+  ASSERT_EQ(p0.size(), 1u);
+  ASSERT_EQ(p2.size(), 1u);
+  EXPECT_EQ(p0[0].round, p2[0].round);
+  int guard = 0;
+  while (h.resolved(0).empty() && guard++ < 100) {
+    const uint64_t round = probes(h, 2).back().round;
+    h.send(0, coord::Quiet{round, 0, 1});
+    h.send(1, coord::Quiet{round, 0, 1});
+    ASSERT_TRUE(h.resolved(0).empty()) << "process 2 has not answered yet";
+    uint64_t epoch2 = 0;
+    for (const auto& m : h.inbox[2])
+      if (auto* r = std::get_if<coord::Resume>(&m)) epoch2 = r->epoch;
+    h.send(2, coord::Quiet{round, epoch2, 1});
+    if (h.resolved(0).empty()) ASSERT_TRUE(h.core.start_probe());
+  }
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  std::vector<coord::Resume> resumes;
+  for (const auto& m : h.inbox[2])
+    if (auto* r = std::get_if<coord::Resume>(&m)) resumes.push_back(*r);
+  ASSERT_FALSE(resumes.empty());
+  EXPECT_EQ(resumes.front().t_ns, 1000) << "the clock's next event: the call's start";
+  EXPECT_EQ(resumes.back().epoch, resumes.size()) << "a Resume counts in the epoch, as a Resolved does";
+  for (const auto& m : h.inbox[0]) EXPECT_FALSE(std::holds_alternative<coord::Resume>(m)) << "process 0 held nothing";
+  EXPECT_EQ(h.core.record().asleep_steps, resumes.size());
+  EXPECT_EQ(h.core.record().relaxed_steps, 0u);
+}
+
+TEST(CoordinatorCore, OneProcessAwakeOrBehindOnItsWakeUpsKeepsTheClockWhereItIs) {
+  // System: held_by_process_2; three probe rounds. Round 1: process 1 answers awake. Round 2: everyone answers
+  // asleep, but process 0 with epoch 5 (it was sent no Resolved: its count is 0, so the answer is not about the
+  // state the coordinator knows). Round 3: process 2 answers round 1's number, not round 3's.
+  // Expectation: no round moves the clock or sends a Resume; round 3 stays open until restarted.
+  Harness h(options(3));
+  held_by_process_2(h);
+  ASSERT_TRUE(h.core.start_probe());
+  uint64_t r = probes(h, 0).back().round;
+  h.send(0, coord::Quiet{r, 0, 1});
+  h.send(1, coord::Quiet{r, 0, 0});
+  h.send(2, coord::Quiet{r, 0, 1});
+  ASSERT_TRUE(h.core.start_probe());
+  const uint64_t r2 = probes(h, 0).back().round;
+  EXPECT_GT(r2, r);
+  h.send(0, coord::Quiet{r2, 5, 1});
+  h.send(1, coord::Quiet{r2, 0, 1});
+  h.send(2, coord::Quiet{r2, 0, 1});
+  ASSERT_TRUE(h.core.start_probe());
+  const uint64_t r3 = probes(h, 0).back().round;
+  h.send(0, coord::Quiet{r3, 0, 1});
+  h.send(1, coord::Quiet{r3, 0, 1});
+  h.send(2, coord::Quiet{r, 0, 1});  // an answer to round 1
+  EXPECT_TRUE(h.resolved(0).empty());
+  for (int p = 0; p < 3; ++p)
+    for (const auto& m : h.inbox[p]) EXPECT_FALSE(std::holds_alternative<coord::Resume>(m));
+  EXPECT_EQ(h.core.record().asleep_steps, 0u);
+  EXPECT_FALSE(h.core.start_probe()) << "round 3 is still waiting for process 2's answer";
+  EXPECT_TRUE(h.core.start_probe(/*restart=*/true));
+}
+
+TEST(CoordinatorCore, NoProbeWhileNothingHoldsTheClockOrProcessesAreMissing) {
+  // System: a job of 3 expected processes, 2 registered; then all 3 with nothing pending.
+  // Expectation: start_probe() sends nothing either time.
+  Harness h(options(3));
+  h.hello(0);
+  h.hello(1);
+  EXPECT_FALSE(h.core.start_probe());
+  h.hello(2);
+  EXPECT_FALSE(h.core.start_probe());
+  for (int p = 0; p < 3; ++p) EXPECT_TRUE(probes(h, p).empty());
+}
+
 TEST(CoordinatorCore, BadMessagesAreDroppedAndCounted) {
   Harness h(options(2));
   h.hello(0);

@@ -2,6 +2,8 @@
 // CoordClient: connection, handshake, resolution delivery, promise reporting and record streaming.
 #include "genie/sched/coord_client.hpp"
 
+#include "genie/common/quiescence.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -135,6 +137,7 @@ struct CoordClient::Impl {
   std::string lost_why;
 
   std::atomic<uint64_t> applied_epoch{0};
+  QuiescenceProbe quiescence;  // the reporter thread's view of this process's other threads (Probe)
   std::atomic<int64_t> want{kNoWant};
   int64_t last_promise = INT64_MIN;
   uint64_t last_promise_epoch = 0;
@@ -258,6 +261,16 @@ struct CoordClient::Impl {
           if (!m.value()) break;
           if (auto* res = std::get_if<coord::Resolved>(&*m.value())) {
             apply(*res);
+          } else if (auto* pr = std::get_if<coord::Probe>(&*m.value())) {
+            // Answered on this thread, after every Resolved sent before the Probe has been applied (and has woken
+            // whoever it wakes): a thread it woke is runnable, not asleep.
+            const bool quiet = quiescence.all_asleep();
+            if (!send(coord::Message{coord::Quiet{pr->round, applied_epoch.load(std::memory_order_acquire),
+                                                  static_cast<uint8_t>(quiet ? 1 : 0)}}).is_ok())
+              return;
+          } else if (auto* rs = std::get_if<coord::Resume>(&*m.value())) {
+            timeline->clock().resume_no_earlier(SimTime::ns(rs->t_ns));
+            applied_epoch.store(rs->epoch, std::memory_order_release);
           } else if (auto* w = std::get_if<coord::Want>(&*m.value())) {
             int64_t cur = want.load(std::memory_order_relaxed);
             while ((cur == kNoWant || cur < w->t_ns) && !want.compare_exchange_weak(cur, w->t_ns)) {
@@ -456,6 +469,7 @@ Result<CoordClient::Batch> CoordClient::submit(const std::vector<coord::Message>
 }
 
 Result<std::vector<coord::Resolved>> CoordClient::wait(const Batch& b, const std::function<Status()>& should_stop) {
+  GenieWait waiting;  // for the coordinator: asleep to a quiescence probe although it wakes every 5 ms
   std::unique_lock lk(impl_->mu);
   for (;;) {
     if (b.state_->outstanding == 0) return b.state_->results;

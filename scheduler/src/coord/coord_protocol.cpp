@@ -224,6 +224,22 @@ bool dec(Reader& r, Resolved* m) {
 void enc(Writer& w, const Want& m) { w.put(m.t_ns); }
 bool dec(Reader& r, Want* m) { return r.get(&m->t_ns); }
 
+void enc(Writer& w, const Probe& m) { w.put(m.round); }
+bool dec(Reader& r, Probe* m) { return r.get(&m->round); }
+
+void enc(Writer& w, const Quiet& m) {
+  w.put(m.round);
+  w.put(m.epoch);
+  w.put(m.quiet);
+}
+bool dec(Reader& r, Quiet* m) { return r.get(&m->round) && r.get(&m->epoch) && r.get(&m->quiet); }
+
+void enc(Writer& w, const Resume& m) {
+  w.put(m.t_ns);
+  w.put(m.epoch);
+}
+bool dec(Reader& r, Resume* m) { return r.get(&m->t_ns) && r.get(&m->epoch); }
+
 template <class T>
 Result<Message> decode_as(const uint8_t* data, size_t len, const char* name) {
   Reader r(data, len);
@@ -248,6 +264,9 @@ const char* msg_type_name(MsgType t) noexcept {
     case MsgType::kBye: return "Bye";
     case MsgType::kResolved: return "Resolved";
     case MsgType::kWant: return "Want";
+    case MsgType::kProbe: return "Probe";
+    case MsgType::kQuiet: return "Quiet";
+    case MsgType::kResume: return "Resume";
   }
   return "?";
 }
@@ -255,7 +274,8 @@ const char* msg_type_name(MsgType t) noexcept {
 MsgType type_of(const Message& m) noexcept {
   static constexpr MsgType kTypes[] = {MsgType::kChallenge, MsgType::kHello,   MsgType::kWelcome, MsgType::kCommJoin,
                                        MsgType::kColl,      MsgType::kP2p,     MsgType::kPromise, MsgType::kRecords,
-                                       MsgType::kBye,       MsgType::kResolved, MsgType::kWant};
+                                       MsgType::kBye,       MsgType::kResolved, MsgType::kWant,    MsgType::kProbe,
+                                       MsgType::kQuiet,     MsgType::kResume};
   return kTypes[m.index()];
 }
 
@@ -296,6 +316,9 @@ Result<Message> decode_payload(uint16_t type, const uint8_t* data, size_t len) {
     case MsgType::kBye: return decode_as<Bye>(data, len, "Bye");
     case MsgType::kResolved: return decode_as<Resolved>(data, len, "Resolved");
     case MsgType::kWant: return decode_as<Want>(data, len, "Want");
+    case MsgType::kProbe: return decode_as<Probe>(data, len, "Probe");
+    case MsgType::kQuiet: return decode_as<Quiet>(data, len, "Quiet");
+    case MsgType::kResume: return decode_as<Resume>(data, len, "Resume");
   }
   return invalid_argument("unknown message type " + std::to_string(type));
 }

@@ -65,6 +65,13 @@ struct CoordinatorCore::Impl {
   bool placement_fixed = false;
   int64_t epoch_mono_ns = 0;  // CLOCK_MONOTONIC when the coordinator started
   int64_t frontier = 0;  // everything strictly before it is resolved
+  // Quiescence probes (start_probe): the round in flight, each process's answer (-1 none, 0 awake, 1 asleep), and
+  // the wake-ups (Resolved, Resume) sent so far and when the round started: one sent meanwhile voids the round.
+  uint64_t probe_round = 0;
+  bool probing = false;
+  std::vector<int8_t> probe_answers;
+  uint64_t wakeups_sent = 0;
+  uint64_t probe_wakeups = 0;
 
   Impl(CoordinatorOptions o, Send s) : opt(std::move(o)), send(std::move(s)) {
     timespec ts{};
@@ -371,6 +378,7 @@ struct CoordinatorCore::Impl {
       m.protocol = static_cast<uint8_t>(r.tuning.protocol);
       m.nchannels = static_cast<uint16_t>(r.tuning.nchannels);
       m.epoch = ++p.epoch_sent;
+      ++wakeups_sent;
       m.error = r.error;
       // It may inject again from the end on (never before the clock: that would be a late arrival anyway).
       if (opt.engine != netsim::EngineKind::kAnalytical)
@@ -492,26 +500,76 @@ struct CoordinatorCore::Impl {
     }
   }
 
-  bool relax_stall() {
+  // Processes whose promise holds the clock below its next event `want` - 1.
+  std::vector<ProcState*> holders(int64_t want) {
+    std::vector<ProcState*> v;
+    for (auto& p : procs)
+      if (p.info.alive && !p.info.said_bye && p.promise < want) v.push_back(&p);
+    return v;
+  }
+
+  // Lets the clock reach its next event although the processes below hold it. `asleep`: the whole job was seen
+  // asleep (a probe round), so nothing can happen before that event: each holder is told to resume no earlier
+  // (Resume). Otherwise the stall grace ran out: a guess, logged and counted.
+  bool relax(bool asleep) {
     auto t = target();
     if (!t) return false;
     const int64_t want = *t + 1;
-    bool moved = false;
-    for (auto& p : procs) {
-      if (!p.info.alive || p.info.said_bye || p.promise >= want) continue;
-      GENIE_LOG_WARN("sched",
-                     "coordinator: process {} (rank {}, pid {}) has promised nothing past {:.3f} us for the stall "
-                     "grace while the clock waits at {:.3f} us; assuming it injects nothing earlier (counted as a "
-                     "relaxed step in the report)",
-                     p.info.index, p.info.process_rank, p.info.pid, p.promise / 1e3, *t / 1e3);
-      p.promise = want;
-      moved = true;
+    auto held = holders(want);
+    if (held.empty()) return false;
+    for (ProcState* p : held) {
+      if (asleep) {
+        GENIE_LOG_DEBUG("sched", "coordinator: every process asleep; process {} (rank {}) resumes at {:.3f} us",
+                        p->info.index, p->info.process_rank, *t / 1e3);
+        send(p->conn, coord::Message{coord::Resume{*t, ++p->epoch_sent}});
+        ++wakeups_sent;
+      } else {
+        GENIE_LOG_WARN("sched",
+                       "coordinator: process {} (rank {}, pid {}) has promised nothing past {:.3f} us for the stall "
+                       "grace while the clock waits at {:.3f} us; assuming it injects nothing earlier (counted as a "
+                       "relaxed step in the report)",
+                       p->info.index, p->info.process_rank, p->info.pid, p->promise / 1e3, *t / 1e3);
+      }
+      p->promise = want;
     }
-    if (moved) {
-      ++rec.relaxed_steps;
-      pump();
+    ++(asleep ? rec.asleep_steps : rec.relaxed_steps);
+    pump();
+    return true;
+  }
+
+  bool start_probe(bool restart) {
+    if (probing && !restart) return false;
+    if (opt.expected_processes > 0 && registered() < opt.expected_processes) return false;
+    auto t = target();
+    if (!t || holders(*t + 1).empty()) return false;
+    probing = true;
+    ++probe_round;
+    probe_wakeups = wakeups_sent;
+    probe_answers.assign(procs.size(), -1);
+    for (auto& p : procs)
+      if (p.info.alive && !p.info.said_bye) send(p.conn, coord::Message{coord::Probe{probe_round}});
+    return true;
+  }
+
+  void on_quiet(ProcState& p, const coord::Quiet& q) {
+    if (!probing || q.round != probe_round) return;  // an answer to a round that is over
+    // Asleep only if it had applied every wake-up sent to it: one still on its way would wake it.
+    probe_answers[static_cast<size_t>(p.info.index)] = q.quiet && q.epoch == p.epoch_sent ? 1 : 0;
+    finish_probe();
+  }
+
+  // Ends the round once every process still in the job has answered (or left).
+  void finish_probe() {
+    if (!probing) return;
+    bool all = true;
+    for (const auto& p : procs) {
+      if (!p.info.alive || p.info.said_bye) continue;
+      const int8_t a = probe_answers[static_cast<size_t>(p.info.index)];
+      if (a < 0) return;
+      all = all && a == 1;
     }
-    return moved;
+    probing = false;
+    if (all && wakeups_sent == probe_wakeups) relax(/*asleep=*/true);
   }
 
   void on_disconnect(int conn) {
@@ -520,7 +578,11 @@ struct CoordinatorCore::Impl {
     const bool clean = p->info.said_bye;
     p->info.alive = false;
     conn_proc.erase(conn);
-    if (clean) return;
+    if (clean) {
+      finish_probe();  // it no longer has to answer
+      return;
+    }
+    probing = false;  // a vanished process voids the round (its calls fail below: a wake-up)
     // A process that vanished fails every call it is part of that is still open: its peers must not wait.
     std::vector<CallKey> doomed;
     for (auto& [k, pc] : pending) {
@@ -616,9 +678,12 @@ void CoordinatorCore::on_message(int conn, const coord::Message& m) {
       ops[pi].back().end_ns += p->info.record_offset_ns;
       ++total;
     }
+  } else if (auto* q = std::get_if<coord::Quiet>(&m)) {
+    impl_->on_quiet(*p, *q);
   } else if (auto* b = std::get_if<coord::Bye>(&m)) {
     p->info.said_bye = true;
     p->info.exit_code = b->exit_code;
+    impl_->finish_probe();
   } else {
     GENIE_LOG_WARN("sched", "coordinator: process {} sent a {} message, which ranks do not send: dropped",
                    p->info.index, coord::msg_type_name(coord::type_of(m)));
@@ -628,7 +693,8 @@ void CoordinatorCore::on_message(int conn, const coord::Message& m) {
 
 void CoordinatorCore::on_disconnect(int conn) { impl_->on_disconnect(conn); }
 void CoordinatorCore::pump() { impl_->pump(); }
-bool CoordinatorCore::relax_stall() { return impl_->relax_stall(); }
+bool CoordinatorCore::relax_stall() { return impl_->relax(/*asleep=*/false); }
+bool CoordinatorCore::start_probe(bool restart) { return impl_->start_probe(restart); }
 
 bool CoordinatorCore::has_pending_work() const {
   return !impl_->pending.empty() || impl_->sim->next_event_time().has_value();

@@ -31,6 +31,10 @@ using SteadyClock = std::chrono::steady_clock;
 
 // A connection that has not proven the secret within this time is closed.
 constexpr auto kHelloTimeout = std::chrono::seconds(10);
+// A clock held this long while work waits is probed (CoordinatorCore::start_probe); a round not answered within
+// kProbeRestart is replaced by a new one.
+constexpr auto kProbeAfter = std::chrono::milliseconds(2);
+constexpr auto kProbeRestart = std::chrono::milliseconds(100);
 // Unauthenticated connections at once; more are refused (a flood cannot exhaust descriptors).
 constexpr size_t kMaxUnauthenticated = 64;
 // Outgoing bytes buffered for one connection before it is considered stuck and closed.
@@ -99,6 +103,7 @@ struct CoordinatorServer::Impl {
   JobRecord result;
   SimTime last_safe = SimTime::ns(-1);
   SteadyClock::time_point last_move = SteadyClock::now();
+  SteadyClock::time_point last_probe = SteadyClock::now();
   SteadyClock::time_point last_progress;
   bool progress_shown = false;
 
@@ -247,7 +252,8 @@ struct CoordinatorServer::Impl {
         pfds.push_back({c.fd, ev, 0});
         ids.push_back(id);
       }
-      int timeout_ms = core->has_pending_work() ? 50 : 500;
+      // While work waits, wake often enough to probe a stalled clock promptly (kProbeAfter).
+      int timeout_ms = core->has_pending_work() ? static_cast<int>(kProbeAfter.count()) : 500;
       int n = ::poll(pfds.data(), pfds.size(), timeout_ms);
       if (n < 0 && errno != EINTR) {
         GENIE_LOG_ERROR("sched", "coordinator: poll: {}", std::strerror(errno));
@@ -281,6 +287,9 @@ struct CoordinatorServer::Impl {
       if (safe != last_safe || !core->has_pending_work()) {
         last_safe = safe;
         last_move = now;
+      } else if (now - last_move > kProbeAfter && now - last_probe > kProbeAfter &&
+                 core->start_probe(/*restart=*/now - last_probe > kProbeRestart)) {
+        last_probe = now;  // the answers come back through read_from; a round that finds everyone asleep moves it
       } else if (now - last_move > opt.stall_grace) {
         const std::string who = core->blockers();
         if (core->relax_stall())

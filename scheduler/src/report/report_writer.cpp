@@ -199,6 +199,7 @@ json report_json(const ReportInput& in, const Model& m, std::string* collectives
               {"ranks", ranks_exit}};
   j["coordinator"] = {{"processes", job.processes.size()},
                       {"relaxed_steps", job.relaxed_steps},
+                      {"asleep_steps", job.asleep_steps},
                       {"late_arrivals", job.late_arrivals},
                       {"max_lateness_us", round3(job.max_lateness.to_us())},
                       {"protocol_errors", job.protocol_errors},

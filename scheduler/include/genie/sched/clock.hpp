@@ -66,6 +66,9 @@ class Clock {
   double dilation() const { return options_.dilation; }
   /// CLOCK_MONOTONIC at this clock's epoch (wall_now() is measured from it), in ns.
   int64_t epoch_monotonic_ns() const { return epoch_wall_ns_; }
+  /// Virtual mode: every thread's host time is at least `t` from now on (a job that slept as a whole resumes at
+  /// the global clock's next event: CoordinatorCore::start_probe). Never lowers an earlier bound.
+  void resume_no_earlier(SimTime t);
   /// Largest host time reached by any thread.
   SimTime max_host_time() const { return SimTime::ns(max_host_ns_.load(std::memory_order_relaxed)); }
 
@@ -85,6 +88,8 @@ class Clock {
 
  private:
   ThreadState& thread_state();
+  /// Raises the calling thread's host time to the resume floor.
+  void apply_resume_floor(ThreadState& ts);
   void publish(SimTime t);
   /// Host time charged for `cpu_ns` of thread CPU time (cpu_time_scale, rounded to the nanosecond).
   int64_t charge(int64_t cpu_ns) const;
@@ -93,6 +98,7 @@ class Clock {
   uint64_t id_;
   int64_t epoch_wall_ns_;
   std::atomic<int64_t> max_host_ns_{0};
+  std::atomic<int64_t> resume_floor_ns_{0};  ///< resume_no_earlier()
 };
 
 }  // namespace genie::sched

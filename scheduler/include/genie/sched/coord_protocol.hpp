@@ -35,6 +35,9 @@ enum class MsgType : uint16_t {
   kBye = 9,        ///< rank -> coordinator: clean exit
   kResolved = 10,  ///< coordinator -> rank: a collective's or message's start and end
   kWant = 11,      ///< coordinator -> rank: the coordinator waits for this process's promise to pass `t`
+  kProbe = 12,     ///< coordinator -> rank: the clock is stalled; is every thread of the process asleep?
+  kQuiet = 13,     ///< rank -> coordinator: the answer to a Probe
+  kResume = 14,    ///< coordinator -> rank: the whole job slept; nothing of the process runs before `t`
 };
 const char* msg_type_name(MsgType t) noexcept;
 
@@ -146,8 +149,23 @@ struct Want {
   int64_t t_ns = 0;
 };
 
-using Message =
-    std::variant<Challenge, Hello, Welcome, CommJoin, Coll, P2p, Promise, Records, Bye, Resolved, Want>;
+struct Probe {
+  uint64_t round = 0;
+};
+
+struct Quiet {
+  uint64_t round = 0;   ///< the Probe answered
+  uint64_t epoch = 0;   ///< Resolved and Resume messages the process had applied when it looked
+  uint8_t quiet = 0;    ///< 1: every thread but the one answering was asleep (docs/coordinator.md)
+};
+
+struct Resume {
+  int64_t t_ns = 0;     ///< the process's threads resume no earlier than this
+  uint64_t epoch = 0;   ///< the process's count of Resolved and Resume messages including this one
+};
+
+using Message = std::variant<Challenge, Hello, Welcome, CommJoin, Coll, P2p, Promise, Records, Bye, Resolved, Want,
+                             Probe, Quiet, Resume>;
 
 MsgType type_of(const Message& m) noexcept;
 

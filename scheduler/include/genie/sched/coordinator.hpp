@@ -117,6 +117,7 @@ struct JobRecord {
   uint64_t dropped_op_records = 0;
   std::vector<netsim::LinkUsageSample> link_usage;
   uint64_t relaxed_steps = 0;     ///< times the stall rule advanced the clock without every promise
+  uint64_t asleep_steps = 0;      ///< times the clock advanced past held promises because the whole job slept
   uint64_t late_arrivals = 0;     ///< collectives whose start was clamped to the global clock
   SimTime max_lateness;
   uint64_t protocol_errors = 0;   ///< malformed / unauthenticated frames dropped
@@ -146,6 +147,11 @@ class CoordinatorCore {
   /// assumed to inject nothing before the next event (logged, counted in the report). Returns whether
   /// that let the clock advance.
   bool relax_stall();
+  /// The clock is held although work waits: asks every process whether all its threads are asleep (Probe). If
+  /// every answer says so, nothing can happen before the clock's next event, so the processes holding it resume
+  /// no earlier than that event (Resume) and the clock moves on: exact, and counted as an asleep step. False when
+  /// a round is already out (unless `restart`: a new round voids it) or nothing holds the clock.
+  bool start_probe(bool restart = false);
   /// True when something waits to be resolved (a pending collective, a running simulation).
   bool has_pending_work() const;
   /// Processes holding the clock back right now, with their promises (for the stall warning).

@@ -165,10 +165,9 @@ class Timeline {
   /// Whether the calling thread has called register_injector() on this timeline.
   bool is_injector() const;
   /// Lower bound of the virtual time at which any injector thread or lane of this timeline could next put
-  /// traffic on the network: min over injector threads (a running one: its host time as it stands, read
-  /// from its CPU clock; one blocked in wait()/wait_for_dep(): the time it will wake at, or nothing while
-  /// that is unresolved; one parked outside Genie, asleep in the kernel: nothing — it is woken by something
-  /// another process does) and lanes (Lane::injection_floor). SimTime::max() when nothing constrains.
+  /// traffic on the network: min over injector threads (one blocked in wait()/wait_for_dep(): the time it will
+  /// wake at, or nothing while that is unresolved; any other, running or asleep outside Genie: its host time as it
+  /// stands, read from its CPU clock) and lanes (Lane::injection_floor). SimTime::max() when nothing constrains.
   SimTime injection_floor();
   /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
   /// coordinator promptly. Set once, before traffic starts.

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Whether a whole process is asleep: the coordinator's test for a job in which nothing can happen until the
+// global clock moves (docs/coordinator.md, "When the clock cannot advance").
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <unordered_map>
+
+namespace genie {
+
+/// Marks the calling thread, for the scope's lifetime, as waiting inside Genie for something that only Genie or
+/// another process can end (a dependency, a peer's arrival, the coordinator's resolution): a QuiescenceProbe counts
+/// it as asleep even though it wakes now and then to check for failures and timeouts. Nests; cheap (one atomic
+/// add after the thread's first use).
+class GenieWait {
+ public:
+  GenieWait();
+  ~GenieWait();
+  GenieWait(const GenieWait&) = delete;
+  GenieWait& operator=(const GenieWait&) = delete;
+};
+
+/// Looks at every thread of this process but the calling one. all_asleep() is true when none is running or runnable
+/// and each is either waiting inside Genie (GenieWait) or, outside Genie, has used no CPU time since the previous
+/// call. A thread seen for the first time counts as awake, so the first call after any
+/// activity is false: ask twice.
+class QuiescenceProbe {
+ public:
+  bool all_asleep();
+
+ private:
+  std::unordered_map<pid_t, uint64_t> run_ns_;  // CPU time of each thread at the previous call
+};
+
+}  // namespace genie

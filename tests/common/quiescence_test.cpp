@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of QuiescenceProbe: whether every other thread of the process is asleep.
+#include "genie/common/quiescence.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace genie {
+namespace {
+
+// Asks until the answer is true (at most `tries` times, 5 ms apart): a first look at a thread always says awake.
+bool asleep_within(QuiescenceProbe& p, int tries) {
+  for (int i = 0; i < tries; ++i) {
+    if (p.all_asleep()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+TEST(QuiescenceProbe, ThreadsBlockedOutsideOrWaitingInsideGenieAreAsleepABusyOneIsNot) {
+  // System: thread A blocked on a condition variable (outside Genie); thread B in a GenieWait scope that wakes every
+  // millisecond (as a wait for the coordinator does); then thread C spinning.
+  // Expectation: with A and B, the probe reports asleep within a few looks; the first look at a new thread says
+  // awake; with C spinning it never reports asleep; once C stops and blocks, asleep again.
+  QuiescenceProbe probe;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  std::thread a([&] {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return stop; });
+  });
+  std::atomic<bool> b_stop{false};
+  std::thread b([&] {
+    GenieWait waiting;
+    while (!b_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EXPECT_TRUE(asleep_within(probe, 200));
+  std::atomic<bool> c_spin{true}, c_stop{false};
+  std::thread c([&] {
+    while (c_spin.load()) {
+    }
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return c_stop.load(); });
+  });
+  EXPECT_FALSE(probe.all_asleep()) << "a thread seen for the first time";
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_FALSE(probe.all_asleep()) << "look " << i << ": a spinning thread";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  c_spin = false;
+  EXPECT_TRUE(asleep_within(probe, 200));
+  {
+    std::lock_guard lk(mu);
+    stop = true;
+    c_stop = true;
+  }
+  cv.notify_all();
+  b_stop = true;
+  a.join();
+  b.join();
+  c.join();
+}
+
+TEST(QuiescenceProbe, AThreadThatWakesBetweenTwoLooksIsAwake) {
+  // System: a thread sleeping in 20 ms naps outside Genie (a timer wakes it; it uses a little CPU each time).
+  // Expectation: two looks that span one of its wake-ups see its CPU time move: not asleep.
+  QuiescenceProbe probe;
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    while (!stop.load()) {
+      volatile int x = 0;
+      for (int i = 0; i < 200000; ++i) x = x + i;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  (void)probe.all_asleep();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_FALSE(probe.all_asleep());
+  stop = true;
+  t.join();
+}
+
+}  // namespace
+}  // namespace genie
