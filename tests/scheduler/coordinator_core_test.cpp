@@ -345,6 +345,23 @@ TEST(CoordinatorCore, OneProcessAwakeOrBehindOnItsWakeUpsKeepsTheClockWhereItIs)
   EXPECT_TRUE(h.core.start_probe(/*restart=*/true));
 }
 
+TEST(CoordinatorCore, AProcessThatJoinsDuringARoundVoidsIt) {
+  // System: a job of unknown size (expected 0) held by process 2; a round starts; process 3 joins; the first three
+  // answer asleep, process 3 answers that round too.
+  // Expectation: the round moves nothing (process 3 was not asked, and its index is past the round's answers).
+  CoordinatorOptions o = options(3);
+  o.expected_processes = 0;
+  Harness h(o);
+  held_by_process_2(h);
+  ASSERT_TRUE(h.core.start_probe());
+  const uint64_t r = probes(h, 0).back().round;
+  h.hello(3);
+  for (int p = 0; p < 4; ++p) h.send(p, coord::Quiet{r, 0, 1});
+  EXPECT_TRUE(h.resolved(0).empty());
+  EXPECT_EQ(h.core.record().asleep_steps, 0u);
+  EXPECT_TRUE(h.core.start_probe()) << "a new round may start";
+}
+
 TEST(CoordinatorCore, NoProbeWhileNothingHoldsTheClockOrProcessesAreMissing) {
   // System: a job of 3 expected processes, 2 registered; then all 3 with nothing pending.
   // Expectation: start_probe() sends nothing either time.

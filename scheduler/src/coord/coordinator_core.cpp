@@ -500,7 +500,7 @@ struct CoordinatorCore::Impl {
     }
   }
 
-  // Processes whose promise holds the clock below its next event `want` - 1.
+  // Processes whose promise is below `want` (the clock's next event + 1): they hold the clock.
   std::vector<ProcState*> holders(int64_t want) {
     std::vector<ProcState*> v;
     for (auto& p : procs)
@@ -553,6 +553,7 @@ struct CoordinatorCore::Impl {
 
   void on_quiet(ProcState& p, const coord::Quiet& q) {
     if (!probing || q.round != probe_round) return;  // an answer to a round that is over
+    if (static_cast<size_t>(p.info.index) >= probe_answers.size()) return;  // joined after the round began
     // Asleep only if it had applied every wake-up sent to it: one still on its way would wake it.
     probe_answers[static_cast<size_t>(p.info.index)] = q.quiet && q.epoch == p.epoch_sent ? 1 : 0;
     finish_probe();
@@ -564,7 +565,8 @@ struct CoordinatorCore::Impl {
     bool all = true;
     for (const auto& p : procs) {
       if (!p.info.alive || p.info.said_bye) continue;
-      const int8_t a = probe_answers[static_cast<size_t>(p.info.index)];
+      const size_t i = static_cast<size_t>(p.info.index);
+      const int8_t a = i < probe_answers.size() ? probe_answers[i] : int8_t{-1};
       if (a < 0) return;
       all = all && a == 1;
     }
@@ -611,6 +613,7 @@ CoordinatorCore::CoordinatorCore(CoordinatorOptions options, Send send)
 CoordinatorCore::~CoordinatorCore() = default;
 
 void CoordinatorCore::on_hello(int conn, const coord::Hello& h) {
+  impl_->probing = false;  // a process the round did not ask may be awake: the round is void
   ProcState p;
   p.info.index = static_cast<int>(impl_->procs.size());
   p.info.pid = h.pid;
