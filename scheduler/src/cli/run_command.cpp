@@ -65,7 +65,8 @@ void register_run_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-coordinator", no_coordinator,
                 "Time each communicator's calls alone, without the global clock (no contention, no report)");
   cmd->add_option("--stall-grace", stall_s,
-                  "Seconds the global clock may wait on a rank that promises nothing before it is assumed idle")
+                  "Seconds the global clock may wait on a rank that promises nothing, while some thread of the job "
+                  "runs, before it is assumed idle (a job found asleep as a whole moves on at once)")
       ->check(CLI::Range(0.01, 3600.0));
   cmd->add_flag("--no-prefix", no_prefix, "Do not prefix output lines with [rankN]:");
   cmd->add_option("--app-clock", app_clock,
