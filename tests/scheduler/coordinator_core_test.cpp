@@ -235,26 +235,6 @@ TEST(CoordinatorCore, ProcessThatVanishesFailsItsPeersPendingCalls) {
   EXPECT_FALSE(h.core.has_pending_work());
 }
 
-TEST(CoordinatorCore, StallRuleAdvancesPastASilentProcess) {
-  // System: 3 processes; processes 0 and 1 all-reduce, process 2 never says anything (asleep outside Genie).
-  // Expectation: nothing resolves while process 2's promise is 0; relax_stall() assumes it injects nothing
-  // before the clock's next event, the call resolves, and the report counts one relaxed step.
-  Harness h(options(3));
-  for (int p = 0; p < 3; ++p) h.hello(p);
-  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
-  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
-  h.send(0, coll(7, 1, 0, 0, 1024));
-  h.send(1, coll(7, 1, 1, 0, 1024));
-  h.send(0, coord::Promise{INT64_MAX, 0});
-  h.send(1, coord::Promise{INT64_MAX, 0});
-  EXPECT_TRUE(h.resolved(0).empty());
-  EXPECT_NE(h.core.blockers().find("rank 2"), std::string::npos) << h.core.blockers();
-  int guard = 0;
-  while (h.resolved(0).empty() && guard++ < 100) ASSERT_TRUE(h.core.relax_stall());
-  ASSERT_EQ(h.resolved(0).size(), 1u);
-  EXPECT_GE(h.core.record().relaxed_steps, 1u);
-}
-
 // The Probe messages process `conn` received, oldest first.
 std::vector<coord::Probe> probes(Harness& h, int conn) {
   std::vector<coord::Probe> out;
@@ -273,6 +253,20 @@ void held_by_process_2(Harness& h) {
   h.send(0, coord::Promise{INT64_MAX, 0});
   h.send(1, coord::Promise{INT64_MAX, 0});
   h.send(2, coord::Promise{0, 0});
+}
+
+TEST(CoordinatorCore, StallRuleAdvancesPastASilentProcess) {
+  // System: held_by_process_2 (processes 0 and 1 all-reduce, process 2 promises nothing past 0).
+  // Expectation: nothing resolves while process 2's promise is 0; relax_stall() assumes it injects nothing
+  // before the clock's next event, the call resolves, and the report counts one relaxed step.
+  Harness h(options(3));
+  held_by_process_2(h);
+  EXPECT_TRUE(h.resolved(0).empty());
+  EXPECT_NE(h.core.blockers().find("rank 2"), std::string::npos) << h.core.blockers();
+  int guard = 0;
+  while (h.resolved(0).empty() && guard++ < 100) ASSERT_TRUE(h.core.relax_stall());
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  EXPECT_GE(h.core.record().relaxed_steps, 1u);
 }
 
 TEST(CoordinatorCore, AJobAsleepAsAWholeMovesToTheNextEventAndItsHoldersResumeThere) {
