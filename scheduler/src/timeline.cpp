@@ -118,6 +118,12 @@ struct Lane::State {
   uint32_t stream_id = 0;
   // Lower bound of when this lane could next inject traffic (kNoFloor: not before a resolution).
   std::atomic<int64_t> floor{kNoFloor};
+  // For lower bounds of the ops queued here (Dep::lower_bound_ns): what the worker's op waits for on another lane
+  // (empty when nothing), and the ready time of the op it runs (kNoFloor when none, or when that op's end is the
+  // coordinator's to decide: an external op).
+  mutable std::mutex lb_mu;
+  Dep waiting_on;
+  int64_t running_ready = kNoFloor;
 };
 
 namespace {
@@ -134,15 +140,36 @@ void retire_records(Lane::State& st) {
 // The lane whose external op the calling worker thread is running.
 thread_local std::shared_ptr<Lane::State> tl_external_lane;
 
-// Lower bound of the end of `d`: its time once resolved, else the floor of its lane.
-int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op) {
+int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth);
+
+// Lower bound of the end of any op queued on `lane` (and of the next traffic it injects): its floor, and where its
+// worker is: waiting on an op of another lane (no earlier than that op's end), or running an op that started at a
+// known time. Ops wait on ops of other lanes only a few levels deep; past kMaxDepth only the floor counts.
+constexpr int kMaxDepth = 4;
+int64_t lane_lower_bound(const Lane::State& lane, int depth) {
+  int64_t b = lane.floor.load(std::memory_order_acquire);
+  if (depth <= 0) return b;
+  Dep waiting;
+  int64_t running;
+  {
+    std::lock_guard lk(lane.lb_mu);
+    waiting = lane.waiting_on;
+    running = lane.running_ready;
+  }
+  if (!waiting.empty()) b = std::min(b, waiting.lower_bound_ns(depth - 1));
+  return std::min(b, running);
+}
+
+// Lower bound of the end of `d`: its time once resolved, else what its lane says.
+int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth) {
   if (!op || op->done.load(std::memory_order_acquire)) return d.time().count_ns();
-  if (auto lane = op->lane.lock()) return lane->floor.load(std::memory_order_acquire);
+  if (auto lane = op->lane.lock()) return lane_lower_bound(*lane, depth);
   return kNoFloor;
 }
 }  // namespace
 
-int64_t Dep::lower_bound_ns() const { return dep_lower_bound(*this, op_); }
+int64_t Dep::lower_bound_ns(int depth) const { return dep_lower_bound(*this, op_, depth); }
+int64_t Dep::lower_bound_ns() const { return dep_lower_bound(*this, op_, kMaxDepth); }
 
 namespace {
 
@@ -198,13 +225,21 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     bool waited = false;
     const int64_t held = st->floor.load(std::memory_order_acquire);
     for (const Dep& d : op->spec.deps) {
-      if (!d.resolved() && !waited) {
-        // Until the op it waits for has ended, this lane injects nothing: that op's lane (in this process, and
-        // holding its own floor) bounds it, so this one holds none. Keeping the end of its previous op as the
-        // floor would stop the coordinator's clock short of the time the awaited op needs (a deadlock the
-        // stall rule broke only after its grace, once per such wait).
+      if (d.resolved()) {
+        ready = max(ready, d.time());
+        continue;
+      }
+      if (!waited) {
+        // Until the op it waits for has ended, this lane injects nothing before that op's end: its floor gives
+        // way to the awaited op's lower bound (lane_lower_bound). Keeping the end of its previous op as the floor
+        // would stop the coordinator's clock short of the time the awaited op needs (a deadlock the stall rule
+        // broke only after its grace, once per such wait).
         st->floor.store(kNoFloor, std::memory_order_release);
         waited = true;
+      }
+      {
+        std::lock_guard g(st->lb_mu);
+        st->waiting_on = d;
       }
       auto t = wait_dep(tl, d);
       if (t.is_ok()) ready = max(ready, t.value());
@@ -214,6 +249,12 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       tl_external_lane = st;
     } else if (waited && held != kNoFloor) {
       st->floor.store(ready.count_ns(), std::memory_order_release);  // later ops of the lane start no earlier
+    }
+    {
+      // Set before the wait is cleared, so a lower bound never passes through "nothing" between the two.
+      std::lock_guard g(st->lb_mu);
+      if (!op->spec.external) st->running_ready = ready.count_ns();
+      st->waiting_on = Dep();
     }
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
     tl_external_lane.reset();
@@ -234,6 +275,10 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       std::lock_guard lk(tl.mu);
       op->done.store(true, std::memory_order_release);
       tl.cv.notify_all();
+    }
+    {
+      std::lock_guard g(st->lb_mu);  // the op's end now bounds what waits on it
+      st->running_ready = kNoFloor;
     }
     // Only now, with the op's end visible to whoever waits on it, may an idle lane stop holding the floor.
     {
@@ -507,7 +552,7 @@ SimTime Timeline::injection_floor() {
     for (auto& w : core_->lanes)
       if (auto l = w.lock()) lanes.push_back(std::move(l));
   }
-  for (auto& l : lanes) floor = std::min(floor, l->floor.load(std::memory_order_acquire));
+  for (auto& l : lanes) floor = std::min(floor, lane_lower_bound(*l, kMaxDepth));
   return SimTime::ns(floor);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace genie::sched {
@@ -169,6 +170,49 @@ TEST(Timeline, ADrainRightAfterALaneIsDestroyedHasItsRecords) {
     }
   }
   EXPECT_EQ(missing, 0) << "drains that missed a completed op's record";
+}
+
+TEST(Timeline, ALaneWaitingOnAnotherLanesOpIsBoundedByThatOp) {
+  // System: lane B runs a host op (on its worker, ready at 5 us, 2 us long) that blocks until released; lane A's
+  // external op (a collective the coordinator would time) waits on it; nothing else is queued.
+  // Expectation: while B's op runs, the timeline's injection floor is 5 us (A injects no earlier than that op's end,
+  // and the op started at 5 us) — neither lane's own floor says anything; once B's op ends at 7 us, A's op is
+  // ready at 7 us and holds the floor there while it runs; afterwards nothing constrains.
+  Timeline tl(virtual_clock());
+  Lane a(tl), b(tl);
+  std::atomic<bool> release_b{false}, release_a{false};
+  OpSpec host;
+  host.may_run_inline = false;
+  host.duration = SimTime::us(2);
+  host.action = [&] {
+    while (!release_b.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  Dep x = b.submit(std::move(host), SimTime::us(5));
+  OpSpec coll;
+  coll.external = true;
+  coll.may_run_inline = false;
+  coll.deps = {x};
+  coll.run = [&](SimTime ready) -> Result<SimTime> {
+    while (!release_a.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return ready + SimTime::us(1);
+  };
+  Dep e = a.submit(std::move(coll), SimTime::zero());
+  // Let both workers reach their waits.
+  for (int i = 0; i < 200 && tl.injection_floor() != SimTime::us(5); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(tl.injection_floor(), SimTime::us(5));
+  release_b = true;
+  ASSERT_TRUE(tl.wait(x).is_ok());
+  for (int i = 0; i < 200 && tl.injection_floor() != SimTime::us(7); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(tl.injection_floor(), SimTime::us(7));
+  release_a = true;
+  auto end = tl.wait(e);
+  ASSERT_TRUE(end.is_ok());
+  EXPECT_EQ(end.value(), SimTime::us(8));
+  for (int i = 0; i < 200 && tl.injection_floor() != SimTime::max(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(tl.injection_floor(), SimTime::max());
 }
 
 TEST(Timeline, UndrainedTraceRecordsAreCappedAndCounted) {

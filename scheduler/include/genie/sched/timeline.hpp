@@ -39,9 +39,12 @@ class Dep {
   bool empty() const { return !op_ && time_ == SimTime::zero(); }
   /// The op this point waits for (nullptr for a known time): two points are the same pending work when equal.
   const void* identity() const { return op_.get(); }
-  /// Lower bound of this point's time in ns: time() once resolved, else the injection floor of the lane its
-  /// op is queued on (INT64_MAX when that lane waits on an external resolution).
+  /// Lower bound of this point's time in ns: time() once resolved, else what the lane its op is queued on gives:
+  /// its injection floor, the start of the op its worker runs, or the lower bound of the op on another lane its
+  /// worker waits for (INT64_MAX when all it waits on is an external resolution).
   int64_t lower_bound_ns() const;
+  /// The same, following waits across lanes at most `depth` levels deep.
+  int64_t lower_bound_ns(int depth) const;
 
  private:
   std::shared_ptr<Op> op_;
