@@ -74,8 +74,8 @@ TEST(QuiescenceProbe, AThreadThatWakesBetweenTwoLooksIsAwake) {
   std::atomic<bool> stop{false};
   std::thread t([&] {
     while (!stop.load()) {
-      volatile int x = 0;
-      for (int i = 0; i < 200000; ++i) x = x + i;
+      volatile unsigned x = 0;
+      for (unsigned i = 0; i < 200000; ++i) x = x + i;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
