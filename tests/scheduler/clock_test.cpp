@@ -71,9 +71,9 @@ TEST(Clock, ResumeNoEarlierRaisesEveryThreadOnceAndNeverLowers) {
   bool go = false;
   SimTime other_after;
   std::thread t([&] {
-    other = c.current_thread_state();
     {
       std::unique_lock lk(mu);
+      other = c.current_thread_state();
       cv.notify_all();
       cv.wait(lk, [&] { return go; });
     }
