@@ -121,9 +121,9 @@ struct Lane::State {
   // For lower bounds of the ops queued here (Dep::lower_bound_ns): what the worker's op waits for on another lane
   // (empty when nothing), and the ready time of the op it runs (kNoFloor when none, or when that op's end is the
   // coordinator's to decide: an external op).
-  mutable std::mutex lb_mu;
+  mutable std::mutex lb_mu;  // guards waiting_on
   Dep waiting_on;
-  int64_t running_ready = kNoFloor;
+  std::atomic<int64_t> running_ready{kNoFloor};
 };
 
 namespace {
@@ -150,12 +150,12 @@ int64_t lane_lower_bound(const Lane::State& lane, int depth) {
   int64_t b = lane.floor.load(std::memory_order_acquire);
   if (depth <= 0) return b;
   Dep waiting;
-  int64_t running;
   {
     std::lock_guard lk(lane.lb_mu);
     waiting = lane.waiting_on;
-    running = lane.running_ready;
   }
+  // Read after the wait: the worker sets it before it clears the wait.
+  const int64_t running = lane.running_ready.load(std::memory_order_acquire);
   if (!waiting.empty()) b = std::min(b, waiting.lower_bound_ns(depth - 1));
   return std::min(b, running);
 }
@@ -250,10 +250,10 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     } else if (waited && held != kNoFloor) {
       st->floor.store(ready.count_ns(), std::memory_order_release);  // later ops of the lane start no earlier
     }
-    {
-      // Set before the wait is cleared, so a lower bound never passes through "nothing" between the two.
+    // Set before the wait is cleared, so a lower bound never passes through "nothing" between the two.
+    if (!op->spec.external) st->running_ready.store(ready.count_ns(), std::memory_order_release);
+    if (waited) {
       std::lock_guard g(st->lb_mu);
-      if (!op->spec.external) st->running_ready = ready.count_ns();
       st->waiting_on = Dep();
     }
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
@@ -276,10 +276,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       op->done.store(true, std::memory_order_release);
       tl.cv.notify_all();
     }
-    {
-      std::lock_guard g(st->lb_mu);  // the op's end now bounds what waits on it
-      st->running_ready = kNoFloor;
-    }
+    st->running_ready.store(kNoFloor, std::memory_order_release);  // the op's end now bounds what waits on it
     // Only now, with the op's end visible to whoever waits on it, may an idle lane stop holding the floor.
     {
       std::lock_guard lk(st->mu);
