@@ -3,13 +3,10 @@
 #include "genie/sched/timeline.hpp"
 
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstring>
 #include <thread>
 #include <tuple>
 
@@ -144,8 +141,7 @@ int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth);
 
 // Lower bound of the end of any op queued on `lane` (and of the next traffic it injects): its floor, and where its
 // worker is: waiting on an op of another lane (no earlier than that op's end), or running an op that started at a
-// known time. Ops wait on ops of other lanes only a few levels deep; past kMaxDepth only the floor counts.
-constexpr int kMaxDepth = 4;
+// known time.
 int64_t lane_lower_bound(const Lane::State& lane, int depth) {
   int64_t b = lane.floor.load(std::memory_order_acquire);
   if (depth <= 0) return b;
@@ -169,7 +165,6 @@ int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth) 
 }  // namespace
 
 int64_t Dep::lower_bound_ns(int depth) const { return dep_lower_bound(*this, op_, depth); }
-int64_t Dep::lower_bound_ns() const { return dep_lower_bound(*this, op_, kMaxDepth); }
 
 namespace {
 
@@ -225,19 +220,15 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     bool waited = false;
     const int64_t held = st->floor.load(std::memory_order_acquire);
     for (const Dep& d : op->spec.deps) {
-      if (d.resolved()) {
-        ready = max(ready, d.time());
-        continue;
-      }
-      if (!waited) {
-        // Until the op it waits for has ended, this lane injects nothing before that op's end: its floor gives
-        // way to the awaited op's lower bound (lane_lower_bound). Keeping the end of its previous op as the floor
-        // would stop the coordinator's clock short of the time the awaited op needs (a deadlock the stall rule
-        // broke only after its grace, once per such wait).
-        st->floor.store(kNoFloor, std::memory_order_release);
-        waited = true;
-      }
-      {
+      if (!d.resolved()) {
+        if (!waited) {
+          // Until the op it waits for has ended, this lane injects nothing before that op's end: its floor gives
+          // way to the awaited op's lower bound (lane_lower_bound). Keeping the end of its previous op as the floor
+          // would stop the coordinator's clock short of the time the awaited op needs (a deadlock the stall rule
+          // broke only after its grace, once per such wait).
+          st->floor.store(kNoFloor, std::memory_order_release);
+          waited = true;
+        }
         std::lock_guard g(st->lb_mu);
         st->waiting_on = d;
       }
@@ -549,7 +540,7 @@ SimTime Timeline::injection_floor() {
     for (auto& w : core_->lanes)
       if (auto l = w.lock()) lanes.push_back(std::move(l));
   }
-  for (auto& l : lanes) floor = std::min(floor, lane_lower_bound(*l, kMaxDepth));
+  for (auto& l : lanes) floor = std::min(floor, lane_lower_bound(*l, Dep::kWaitDepth));
   return SimTime::ns(floor);
 }
 

@@ -42,9 +42,9 @@ class Dep {
   /// Lower bound of this point's time in ns: time() once resolved, else what the lane its op is queued on gives:
   /// its injection floor, the start of the op its worker runs, or the lower bound of the op on another lane its
   /// worker waits for (INT64_MAX when all it waits on is an external resolution).
-  int64_t lower_bound_ns() const;
-  /// The same, following waits across lanes at most `depth` levels deep.
-  int64_t lower_bound_ns(int depth) const;
+  /// Waits across lanes are followed at most `depth` levels deep (past that only a lane's floor counts).
+  int64_t lower_bound_ns(int depth = kWaitDepth) const;
+  static constexpr int kWaitDepth = 4;
 
  private:
   std::shared_ptr<Op> op_;
