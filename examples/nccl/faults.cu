@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Example: what a rank observes when its peers misbehave: disagreeing counts, a rank that never joins, a dead rank.
 // Usage: faults mismatch|hang|deadpeer|killed [nranks=3] [env]   (hang expects GENIE_HANG_TIMEOUT=2 in the environment;
-// killed: rank 2 starts the second AllReduce and is killed by SIGKILL while it runs; env: this process is one rank of
-// a genie run / torchrun job instead of forking the ranks itself)
+// killed: rank 2 issues the second AllReduce behind a host function that never returns, then is killed by SIGKILL, so
+// its peers are inside that AllReduce waiting for it; env: this process is one rank of a genie run / torchrun job
+// instead of forking the ranks itself)
 // Each rank polls cudaStreamQuery + ncclCommGetAsyncError as nccl-tests does, then aborts its communicator. Real
 // NCCL has no such detection (the collective would hang or compute garbage); Genie reports these errors. This
 // program's own output avoids the words the e2e tests look for in Genie's diagnostics.
@@ -66,7 +67,11 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
     case Scenario::Killed:
       limit_s = 10;
       if (rank == kOddRank) {
-        note(rank, "starting the second AllReduce, then SIGKILL while it runs");
+        // The stream is held by a host function that never returns, so this rank's part of the AllReduce cannot
+        // finish before the kill (otherwise the peers might complete it, and rightly report success).
+        note(rank, "issuing the second AllReduce behind a blocked host function, then SIGKILL");
+        CHECK_CUDA(cudaLaunchHostFunc(s, [](void*) { for (;;) std::this_thread::sleep_for(std::chrono::hours(1)); },
+                                      nullptr));
         CHECK_NCCL(ncclAllReduce(d, d, count, ncclFloat, ncclSum, comm, s));
         raise(SIGKILL);
       }
