@@ -353,31 +353,41 @@ Status Runtime::wait_point(const sched::Dep& d) {
 }
 
 Status Runtime::query_point(const sched::Dep& d) {
+  if (!clock().is_virtual()) {
+    if (!d.resolved()) return Status(Errc::kNotReady, "work pending");
+    GENIE_TRY(d.status());
+    clock().api_call(options_.api_overhead);
+    return Status::ok();
+  }
+  // Virtual time: the answer is whether the work has ended by the host time of the query, `now`.
+  const SimTime now = clock().api_call(options_.api_overhead);
   if (!d.resolved()) {
-    if (!clock().is_virtual()) return Status(Errc::kNotReady, "work pending");
-    // Unresolved work waits for peers. A thread that polls it (asks again within kPollWindow) waits a little in
-    // wall time, without charging itself, rather than spin; so does a thread that injects traffic (it enqueues
-    // collectives), whose answer then depends on virtual time only (the caching allocator's cudaEventQuery decides
-    // what the program does next). Any other thread's first query answers at once, as CUDA's does: PyTorch's
-    // watchdog queries each pending work once per sweep while it holds the process group's lock, which the
-    // threads that enqueue work need (waiting there made a pipeline-parallel test take 381 s instead of 27 s).
+    // Unresolved work may still end before `now`. A thread that polls it (asks again within kPollWindow) waits a
+    // little in wall time, without charging itself, rather than spin; so does a thread that injects traffic (it
+    // enqueues collectives), whose answer must then come from virtual time only (the caching allocator's
+    // cudaEventQuery decides what the program does next): it waits until the work has resolved or cannot end by
+    // `now`, promising `now` meanwhile (Timeline::wait_until_known; the coordinator tells when it has resolved
+    // everything before it). Any other thread's first query answers at once, as CUDA's does: PyTorch's watchdog
+    // queries each pending work once per sweep while it holds the process group's lock, which the threads that
+    // enqueue work need (waiting there made a pipeline-parallel test take 381 s instead of 27 s).
     constexpr auto kPollWindow = std::chrono::milliseconds(20);
     thread_local const void* t_polled = nullptr;
     thread_local std::chrono::steady_clock::time_point t_polled_at;
-    const auto now = std::chrono::steady_clock::now();
-    const bool polling = d.identity() == t_polled && now - t_polled_at < kPollWindow;
+    const auto wall = std::chrono::steady_clock::now();
+    const bool polling = d.identity() == t_polled && wall - t_polled_at < kPollWindow;
     const bool wait = polling || timeline_.is_injector();
+    auto known = sched::Timeline::Known::kUnknown;
     if (wait) {
-      timeline_.wait_for_dep(d, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
+      known = timeline_.wait_until_known(d, now, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
       clock().discard_cpu_time();
     }
     t_polled = d.identity();
-    t_polled_at = wait ? std::chrono::steady_clock::now() : now;
-    if (!d.resolved()) return Status(Errc::kNotReady, "work pending");
+    t_polled_at = wait ? std::chrono::steady_clock::now() : wall;
+    // Not-ready once known so, even if the work resolves right after: the answer comes from virtual time.
+    if (known == sched::Timeline::Known::kNotBy || !d.resolved()) return Status(Errc::kNotReady, "work pending");
   }
   GENIE_TRY(d.status());
-  SimTime now = clock().api_call(options_.api_overhead);
-  if (clock().is_virtual() && d.time() > now) return Status(Errc::kNotReady, "work pending");
+  if (d.time() > now) return Status(Errc::kNotReady, "work pending");
   return Status::ok();
 }
 

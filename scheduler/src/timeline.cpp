@@ -37,6 +37,7 @@ struct Injector {
   std::mutex wait_mu;
   bool waiting = false;
   Dep wait_dep;               // what the thread waits for (copied: the caller's Dep lives on its stack)
+  int64_t wait_promise = kNoFloor;  // a time it may go on at before wait_dep resolves (a query's answer time)
 };
 }  // namespace
 
@@ -75,6 +76,9 @@ struct Timeline::Core {
   bool record_trace;
   std::mutex mu;
   std::condition_variable cv;
+  // Every op of this process the coordinator times that ends before this has been resolved
+  // (Timeline::note_resolved_before).
+  std::atomic<int64_t> resolved_before{INT64_MIN};
 
   // Registries for injection_floor() and drain_records().
   std::mutex reg_mu;
@@ -116,8 +120,10 @@ struct Lane::State {
   // Lower bound of when this lane could next inject traffic (kNoFloor: not before a resolution).
   std::atomic<int64_t> floor{kNoFloor};
   // For lower bounds of the ops queued here (Dep::lower_bound_ns): what the worker's op waits for on another lane
-  // (empty when nothing), and the ready time of the op it runs (kNoFloor when none, or when that op's end is the
-  // coordinator's to decide: an external op).
+  // (empty when nothing), and a lower bound of the start of the op the worker runs or takes next: its ready time
+  // while it runs, the previous op's end between two ops, the enqueue time of an op queued on an idle lane
+  // (kNoFloor when the queue is empty, or while an external op runs: its end is the coordinator's to decide).
+  // Written under `mu` except by the worker while it runs an op.
   mutable std::mutex lb_mu;  // guards waiting_on
   Dep waiting_on;
   std::atomic<int64_t> running_ready{kNoFloor};
@@ -151,9 +157,13 @@ int64_t lane_lower_bound(const Lane::State& lane, int depth) {
     waiting = lane.waiting_on;
   }
   // Read after the wait: the worker sets it before it clears the wait.
-  const int64_t running = lane.running_ready.load(std::memory_order_acquire);
-  if (!waiting.empty()) b = std::min(b, waiting.lower_bound_ns(depth - 1));
-  return std::min(b, running);
+  int64_t start = lane.running_ready.load(std::memory_order_acquire);
+  // While the worker waits, its op starts no earlier than either bound.
+  if (!waiting.empty()) {
+    const int64_t w = waiting.lower_bound_ns(depth - 1);
+    start = start == kNoFloor ? w : std::max(start, w);
+  }
+  return std::min(b, start);
 }
 
 // Lower bound of the end of `d`: its time once resolved, else what its lane says.
@@ -241,8 +251,9 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     } else if (waited && held != kNoFloor) {
       st->floor.store(ready.count_ns(), std::memory_order_release);  // later ops of the lane start no earlier
     }
-    // Set before the wait is cleared, so a lower bound never passes through "nothing" between the two.
-    if (!op->spec.external) st->running_ready.store(ready.count_ns(), std::memory_order_release);
+    // Set before the wait is cleared, so a lower bound never passes through "nothing" between the two (an external
+    // op's floor, stored above, bounds it from here on).
+    st->running_ready.store(op->spec.external ? kNoFloor : ready.count_ns(), std::memory_order_release);
     if (waited) {
       std::lock_guard g(st->lb_mu);
       st->waiting_on = Dep();
@@ -267,11 +278,16 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       op->done.store(true, std::memory_order_release);
       tl.cv.notify_all();
     }
-    st->running_ready.store(kNoFloor, std::memory_order_release);  // the op's end now bounds what waits on it
-    // Only now, with the op's end visible to whoever waits on it, may an idle lane stop holding the floor.
+    // The op's end now bounds what waits on it, and the next op starts no earlier. Only now, with the end visible
+    // to whoever waits on it, may an idle lane stop holding the floor.
     {
       std::lock_guard lk(st->mu);
-      if (st->queue.empty()) st->floor.store(kNoFloor, std::memory_order_release);
+      if (st->queue.empty()) {
+        st->floor.store(kNoFloor, std::memory_order_release);
+        st->running_ready.store(kNoFloor, std::memory_order_release);
+      } else {
+        st->running_ready.store(op->end.count_ns(), std::memory_order_release);
+      }
     }
   }
 }
@@ -344,6 +360,12 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
     }
     if (known) st.floor.store(std::min(st.floor.load(std::memory_order_relaxed), ready), std::memory_order_release);
   }
+  // An idle lane's worker takes the op up later: until then its start is bounded by what is known now (the worker
+  // keeps a bound from here on).
+  if (!st.pending_tail)
+    st.running_ready.store(std::min(st.running_ready.load(std::memory_order_relaxed),
+                                    max(st.last_end, host_now).count_ns()),
+                           std::memory_order_release);
   auto op = std::make_shared<Op>();
   op->spec = std::move(spec);
   op->not_before = host_now;
@@ -409,16 +431,24 @@ ExternalOp ExternalOp::current() {
   return e;
 }
 
+// Each changes the lower bound of the lane's ops: a query waiting to know whether one has ended looks again
+// (Timeline::wait_until_known).
 void ExternalOp::gate() const {
-  if (state_) state_->floor.store(kNoFloor, std::memory_order_release);
+  if (!state_) return;
+  state_->floor.store(kNoFloor, std::memory_order_release);
+  state_->core->notify_completion();
 }
 
 void ExternalOp::resolve(SimTime end) const {
-  if (state_) state_->floor.store(end.count_ns(), std::memory_order_release);
+  if (!state_) return;
+  state_->floor.store(end.count_ns(), std::memory_order_release);
+  state_->core->notify_completion();
 }
 
 void ExternalOp::hold(SimTime t) const {
-  if (state_) state_->floor.store(t.count_ns(), std::memory_order_release);
+  if (!state_) return;
+  state_->floor.store(t.count_ns(), std::memory_order_release);
+  state_->core->notify_completion();
 }
 
 Timeline::Timeline(ClockOptions clock_options, bool record_trace)
@@ -450,15 +480,17 @@ struct InjectorGuard {
 };
 thread_local InjectorGuard tl_injectors;
 
-// Marks the calling injector thread as waiting for `d` for the scope's lifetime.
+// Marks the calling injector thread as waiting for `d` for the scope's lifetime; `promise`: a time it may go on at
+// before `d` resolves.
 class WaitScope {
  public:
-  WaitScope(Timeline::Core& core, Injector* inj, const Dep& d) : inj_(inj) {
+  WaitScope(Timeline::Core& core, Injector* inj, const Dep& d, int64_t promise = kNoFloor) : inj_(inj) {
     if (!inj_) return;
     {
       std::lock_guard lk(inj_->wait_mu);
       inj_->waiting = true;
       inj_->wait_dep = d;
+      inj_->wait_promise = promise;
     }
     std::function<void()> listener;
     {
@@ -472,6 +504,7 @@ class WaitScope {
     std::lock_guard lk(inj_->wait_mu);
     inj_->waiting = false;
     inj_->wait_dep = Dep();
+    inj_->wait_promise = kNoFloor;
   }
   WaitScope(const WaitScope&) = delete;
   WaitScope& operator=(const WaitScope&) = delete;
@@ -487,12 +520,33 @@ Result<SimTime> Timeline::wait(const Dep& d) {
   return wait_dep(*core_, d);
 }
 
-bool Timeline::wait_for_dep(const Dep& d, std::chrono::milliseconds timeout) {
-  if (d.resolved()) return true;
-  WaitScope scope(*core_, tl_injectors.find(core_.get()), d);
+Timeline::Known Timeline::wait_until_known(const Dep& d, SimTime t, std::chrono::milliseconds timeout) {
+  const int64_t t_ns = t.count_ns();
+  Known k = Known::kUnknown;
+  auto known = [&] {
+    if (d.resolved()) {
+      k = Known::kResolved;
+    } else {
+      const int64_t lb = d.lower_bound_ns();
+      // Unbounded: only the coordinator's resolution ends it, and it has resolved everything ending before t.
+      const bool not_by = lb == kNoFloor ? core_->resolved_before.load(std::memory_order_acquire) >= t_ns : lb > t_ns;
+      if (not_by) k = Known::kNotBy;
+    }
+    return k != Known::kUnknown;
+  };
+  if (known()) return k;
+  WaitScope scope(*core_, tl_injectors.find(core_.get()), d, t_ns);
   GenieWait waiting;
   std::unique_lock lk(core_->mu);
-  return core_->cv.wait_for(lk, timeout, [&] { return d.resolved(); });
+  core_->cv.wait_for(lk, timeout, known);
+  return k;
+}
+
+void Timeline::note_resolved_before(SimTime t) {
+  int64_t cur = core_->resolved_before.load(std::memory_order_relaxed);
+  while (cur < t.count_ns() && !core_->resolved_before.compare_exchange_weak(cur, t.count_ns())) {
+  }
+  core_->notify_completion();
 }
 
 bool Timeline::is_injector() const { return tl_injectors.find(core_.get()) != nullptr; }
@@ -524,8 +578,8 @@ SimTime Timeline::injection_floor() {
       {
         std::lock_guard wl(inj->wait_mu);
         if (inj->waiting) {
-          // It wakes no earlier than what it waits for.
-          floor = std::min(floor, inj->wait_dep.lower_bound_ns());
+          // It wakes no earlier than what it waits for, or goes on at the time it promised.
+          floor = std::min({floor, inj->wait_dep.lower_bound_ns(), inj->wait_promise});
           continue;
         }
       }

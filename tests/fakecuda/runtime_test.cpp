@@ -96,7 +96,9 @@ TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
   // System: virtual mode, query_wait 5 s; each stream op completes only when another thread releases it, 1.5 s
   // after it was queued. Expectation: a thread that enqueues no collectives (PyTorch's watchdog) gets not-ready at
   // once from its first query; its second query of the same work (a poll) waits until the op completes and is
-  // ok; an injector thread's first query waits likewise (its answer must come from virtual time).
+  // ok; an injector thread's first query, at a host time past the op's start, waits likewise (its answer must come
+  // from virtual time) — and one at a host time before the op's start answers not-ready at once (the op cannot
+  // have ended by then, whatever the wall clock does).
   RuntimeOptions o = test_options(1);
   o.query_wait = SimTime::ms(5000);
   Runtime rt(o);
@@ -127,11 +129,16 @@ TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
   r1.join();
 
   std::atomic<bool> second{false};
+  const SimTime submitted = rt.clock().now();
   blocked_op(second);
   std::thread r2 = release_later(second);
   std::thread injector([&] {
     rt.timeline().register_injector();
-    EXPECT_TRUE(rt.query(*s).is_ok()) << "the injector's first query did not wait for the op";
+    ASSERT_LT(rt.clock().now() + o.api_overhead, submitted) << "a new thread starts behind the submitting one";
+    EXPECT_EQ(rt.query(*s).code(), Errc::kNotReady);
+    EXPECT_FALSE(second.load()) << "the injector waited although the op starts after its query";
+    rt.clock().wait_until(submitted + SimTime::ms(1));
+    EXPECT_TRUE(rt.query(*s).is_ok()) << "the injector's query after the op's start did not wait for the op";
     EXPECT_TRUE(second.load());
   });
   injector.join();

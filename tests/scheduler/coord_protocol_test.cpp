@@ -53,7 +53,7 @@ std::vector<Message> samples() {
           r,
           Bye{137},
           res,
-          Want{555},
+          Want{555, 444},
           Probe{7},
           Quiet{7, 12, 1},
           Resume{98765, 13}};

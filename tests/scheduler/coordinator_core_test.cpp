@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -130,6 +131,65 @@ TEST(CoordinatorCore, ResolvesOnlyWhenEveryProcessPromisedPastTheEnd) {
   EXPECT_EQ(r0[0].end_ns, want[0].end.count_ns());
   EXPECT_EQ(r1[0].end_ns, r0[0].end_ns);
   EXPECT_EQ(r0[0].epoch, 1u);
+}
+
+TEST(CoordinatorCore, AProcessLearnsWhenTheClockHasComeUpToItsPromise) {
+  // System: 2 processes, one communicator {GPU 0, GPU 2}, both ranks ready at 10 us; the all-reduce (1 MiB across
+  // the 10 GB/s link) ends past 50 us. Process 0 then promises 15 us (a thread querying the call at 15 us waits
+  // there, Timeline::wait_until_known) while process 1 still promises 11 us.
+  // Expectation: every Want carries the safe time; a process is told once more, at the same want, when the safe
+  // time comes up to its promise (process 0 learns safe = 15 us once process 1 moves past it, and nothing while
+  // process 1 holds the clock lower); no Want ever claims a safe time past the end of a call whose Resolved it has
+  // not been sent before.
+  Harness h(options(2));
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 10000, 1 << 20));
+  h.send(1, coll(7, 1, 1, 10000, 1 << 20));
+  h.send(0, coord::Promise{11000, 0});
+  h.send(1, coord::Promise{11000, 0});
+  auto last_want = [&](int conn) -> std::optional<coord::Want> {
+    std::optional<coord::Want> w;
+    for (const auto& m : h.inbox[conn])
+      if (auto* x = std::get_if<coord::Want>(&m)) w = *x;
+    return w;
+  };
+  auto wants = [&](int conn) {
+    size_t n = 0;
+    for (const auto& m : h.inbox[conn]) n += std::holds_alternative<coord::Want>(m);
+    return n;
+  };
+  const int64_t end = expected({{0, 1}}, 1 << 20, SimTime::us(10))[0].end.count_ns();
+  ASSERT_GT(end, 50000);
+  ASSERT_TRUE(last_want(0).has_value());
+  const int64_t next = last_want(0)->t_ns;  // the flow engine's next event of the call, + 1
+  EXPECT_GT(next, 20000);
+  EXPECT_LE(next, end + 1);
+  EXPECT_EQ(last_want(0)->safe_ns, 11000);
+  h.send(0, coord::Promise{15000, 0});
+  const size_t before = wants(0);
+  h.send(1, coord::Promise{12000, 0});
+  EXPECT_EQ(wants(0), before) << "told again although the clock (12 us) is below its promise";
+  h.send(1, coord::Promise{20000, 0});
+  ASSERT_EQ(wants(0), before + 1) << "not told that the clock came up to its promise";
+  EXPECT_EQ(last_want(0)->t_ns, next) << "the same want";
+  EXPECT_EQ(last_want(0)->safe_ns, 15000);
+  EXPECT_TRUE(h.resolved(0).empty());
+  h.send(0, coord::Promise{INT64_MAX, 0});
+  EXPECT_EQ(last_want(1)->safe_ns, 20000);
+  h.send(1, coord::Promise{INT64_MAX, 0});
+  ASSERT_EQ(h.resolved(0).size(), 1u);
+  EXPECT_EQ(h.resolved(0)[0].end_ns, end);
+  for (int conn : {0, 1}) {
+    std::set<int64_t> ends;  // of the calls resolved so far on this connection
+    for (const auto& m : h.inbox[conn]) {
+      if (auto* r = std::get_if<coord::Resolved>(&m)) ends.insert(r->end_ns);
+      if (auto* w = std::get_if<coord::Want>(&m))
+        EXPECT_TRUE(w->safe_ns <= end || ends.count(end)) << "a Want claimed safe " << w->safe_ns << " before the Resolved";
+    }
+  }
 }
 
 TEST(CoordinatorCore, OverlappingCommunicatorsGetExactlyTheFlowEnginesSlowdown) {

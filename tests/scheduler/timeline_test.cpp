@@ -215,6 +215,65 @@ TEST(Timeline, ALaneWaitingOnAnotherLanesOpIsBoundedByThatOp) {
   EXPECT_EQ(tl.injection_floor(), SimTime::max());
 }
 
+TEST(Timeline, AQueryKnowsWhetherWorkEndedByItsTimeFromVirtualTimeOnly) {
+  // System: lane A runs an external op (a collective) ready at 10 us: handed to the coordinator (gated), it waits
+  // until released, then is resolved at 12 us. An injector thread asks at host time 50 us whether it has ended
+  // (wait_until_known, 10 s timeout).
+  // Expectation: while the answer is open the thread promises 50 us (the injection floor); the coordinator having
+  // resolved everything before 40 us leaves it open, everything before 50 us closes it: kNotBy, long before the
+  // timeout. A query at 5 us (before the op's ready time) is kNotBy at once, without the coordinator; after the
+  // resolution, a query at 50 us is kResolved.
+  Timeline tl(virtual_clock());
+  Lane a(tl);
+  std::atomic<bool> gated{false}, release{false};
+  OpSpec coll;
+  coll.external = true;
+  coll.may_run_inline = false;
+  coll.run = [&](SimTime ready) -> Result<SimTime> {
+    ExternalOp::current().gate();
+    gated = true;
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ExternalOp::current().resolve(ready + SimTime::us(2));
+    return ready + SimTime::us(2);
+  };
+  Dep e = a.submit(std::move(coll), SimTime::us(10));
+  while (!gated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  std::atomic<int> answer{-1};
+  std::thread q([&] {
+    tl.register_injector();
+    answer = static_cast<int>(tl.wait_until_known(e, SimTime::us(50), std::chrono::seconds(10)));
+  });
+  for (int i = 0; i < 2000 && tl.injection_floor() != SimTime::us(50); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(tl.injection_floor(), SimTime::us(50)) << "the querying thread goes on at 50 us";
+  tl.note_resolved_before(SimTime::us(40));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(answer.load(), -1) << "answered before the clock came up to the query";
+  const auto t0 = std::chrono::steady_clock::now();
+  tl.note_resolved_before(SimTime::us(50));
+  q.join();
+  EXPECT_EQ(answer.load(), static_cast<int>(Timeline::Known::kNotBy));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "it waited for the timeout";
+
+  Lane b(tl);
+  std::atomic<bool> release_b{false};
+  OpSpec host;
+  host.may_run_inline = false;
+  host.duration = SimTime::us(1);
+  host.action = [&] {
+    while (!release_b.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  Dep x = b.submit(std::move(host), SimTime::us(10));
+  EXPECT_EQ(tl.wait_until_known(x, SimTime::us(5), std::chrono::seconds(10)), Timeline::Known::kNotBy);
+  release_b = true;
+  release = true;
+  ASSERT_TRUE(tl.wait(e).is_ok());
+  EXPECT_EQ(tl.wait_until_known(e, SimTime::us(50), std::chrono::seconds(10)), Timeline::Known::kResolved);
+  EXPECT_EQ(e.time(), SimTime::us(12));
+  ASSERT_TRUE(tl.wait(x).is_ok());
+}
+
 TEST(Timeline, UndrainedTraceRecordsAreCappedAndCounted) {
   // System: a recording timeline nobody drains; 2^19 + 1000 inline ops on one lane.
   // Expectation: the lane keeps 2^19 records (the cap) and counts the other 1000 as dropped; after a drain it

@@ -272,6 +272,8 @@ struct CoordClient::Impl {
             timeline->clock().resume_no_earlier(SimTime::ns(rs->t_ns));
             applied_epoch.store(rs->epoch, std::memory_order_release);
           } else if (auto* w = std::get_if<coord::Want>(&*m.value())) {
+            // After every Resolved sent before it has been applied (this thread, in order).
+            timeline->note_resolved_before(SimTime::ns(w->safe_ns));
             int64_t cur = want.load(std::memory_order_relaxed);
             while ((cur == kNoWant || cur < w->t_ns) && !want.compare_exchange_weak(cur, w->t_ns)) {
             }

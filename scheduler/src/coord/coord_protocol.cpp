@@ -221,8 +221,11 @@ bool dec(Reader& r, Resolved* m) {
          r.get(&m->nchannels) && r.get(&m->epoch) && r.get_string(&m->error);
 }
 
-void enc(Writer& w, const Want& m) { w.put(m.t_ns); }
-bool dec(Reader& r, Want* m) { return r.get(&m->t_ns); }
+void enc(Writer& w, const Want& m) {
+  w.put(m.t_ns);
+  w.put(m.safe_ns);
+}
+bool dec(Reader& r, Want* m) { return r.get(&m->t_ns) && r.get(&m->safe_ns); }
 
 void enc(Writer& w, const Probe& m) { w.put(m.round); }
 bool dec(Reader& r, Probe* m) { return r.get(&m->round); }

@@ -45,6 +45,7 @@ struct ProcState {
   int64_t promise = 0;       // lower bound of its next injection (0 until it says otherwise)
   uint64_t epoch_sent = 0;   // Resolved messages sent to it
   int64_t wanted = -1;       // last Want sent
+  int64_t told_safe = -1;    // safe time in the last Want sent
 };
 
 }  // namespace
@@ -493,10 +494,16 @@ struct CoordinatorCore::Impl {
     auto t = target();
     if (!t) return;
     const int64_t want = *t + 1;
+    const int64_t safe = safe_time();
     for (auto& p : procs) {
-      if (!p.info.alive || p.info.said_bye || p.promise >= want || p.wanted >= want) continue;
+      if (!p.info.alive || p.info.said_bye || p.promise >= want) continue;
+      // Once more when the clock has come up to its promise: a query waiting there learns that work still
+      // unresolved does not end before it (Timeline::wait_until_known).
+      const bool at_promise = safe >= p.promise && p.told_safe < safe;
+      if (p.wanted >= want && !at_promise) continue;
       p.wanted = want;
-      send(p.conn, coord::Message{coord::Want{want}});
+      p.told_safe = safe;
+      send(p.conn, coord::Message{coord::Want{want, safe}});
     }
   }
 

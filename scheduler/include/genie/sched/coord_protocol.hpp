@@ -34,7 +34,7 @@ enum class MsgType : uint16_t {
   kRecords = 8,    ///< rank -> coordinator: stream-op records for the report and trace
   kBye = 9,        ///< rank -> coordinator: clean exit
   kResolved = 10,  ///< coordinator -> rank: a collective's or message's start and end
-  kWant = 11,      ///< coordinator -> rank: the coordinator waits for this process's promise to pass `t`
+  kWant = 11,      ///< coordinator -> rank: the clock waits for this process's promise to pass `t` (and is at `safe`)
   kProbe = 12,     ///< coordinator -> rank: the clock is stalled; is every thread of the process asleep?
   kQuiet = 13,     ///< rank -> coordinator: the answer to a Probe
   kResume = 14,    ///< coordinator -> rank: the whole job slept; nothing of the process runs before `t`
@@ -147,6 +147,9 @@ struct Resolved {
 
 struct Want {
   int64_t t_ns = 0;
+  /// The clock's safe time when sent: every call ending before it has been resolved (its Resolved sent earlier on
+  /// this connection). A process told so at its own promise knows that work still unresolved does not end before it.
+  int64_t safe_ns = 0;
 };
 
 struct Probe {

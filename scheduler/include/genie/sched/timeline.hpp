@@ -159,8 +159,16 @@ class Timeline {
   /// Waits until `d` is resolved; returns its time or its error. An injector thread (register_injector)
   /// waiting here puts no traffic on the network until `d` resolves, which injection_floor() accounts for.
   Result<SimTime> wait(const Dep& d);
-  /// Waits at most `timeout` for `d` to resolve (same accounting as wait()); true when it did.
-  bool wait_for_dep(const Dep& d, std::chrono::milliseconds timeout);
+  /// Waits at most `timeout` until it is known whether `d` ends by `t` (a non-blocking query at host time `t`):
+  /// kResolved when `d` resolved (its time answers), kNotBy when it cannot end by `t` (its lower bound is past `t`;
+  /// for work only the coordinator can resolve, once the coordinator has resolved everything ending before `t`:
+  /// note_resolved_before, so work it ends exactly at `t` counts as not ended), kUnknown after `timeout`.
+  /// An injector thread promises `t` meanwhile: it goes on at `t` whatever the answer.
+  enum class Known { kResolved, kNotBy, kUnknown };
+  Known wait_until_known(const Dep& d, SimTime t, std::chrono::milliseconds timeout);
+  /// The coordinator has resolved every op of this process that ends before `t` (called in order with the
+  /// resolutions, after those it sent before telling so).
+  void note_resolved_before(SimTime t);
 
   /// The calling thread may inject traffic (it enqueues collectives or creates communicators). Cheap after
   /// the first call on a thread.
@@ -168,8 +176,8 @@ class Timeline {
   /// Whether the calling thread has called register_injector() on this timeline.
   bool is_injector() const;
   /// Lower bound of the virtual time at which any injector thread or lane of this timeline could next put
-  /// traffic on the network: min over injector threads (one blocked in wait()/wait_for_dep(): the time it will
-  /// wake at, or nothing while that is unresolved; any other, running or asleep outside Genie: its host time as it
+  /// traffic on the network: min over injector threads (one blocked in wait(): the time it will wake at, or
+  /// nothing while that is unresolved; one in wait_until_known(): no later than the query's time; any other, running or asleep outside Genie: its host time as it
   /// stands, read from its CPU clock) and lanes (Lane::injection_floor). SimTime::max() when nothing constrains.
   SimTime injection_floor();
   /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
