@@ -215,6 +215,31 @@ TEST(Timeline, ALaneWaitingOnAnotherLanesOpIsBoundedByThatOp) {
   EXPECT_EQ(tl.injection_floor(), SimTime::max());
 }
 
+TEST(Timeline, AnOpWaitingOnAnotherLaneStartsNoEarlierThanItsOwnEnqueueTime) {
+  // System: lane B runs a host op ready at 5 us that blocks until released; an op enqueued on the idle lane A at host
+  // time 20 us waits on it. Expectation: the waiting op's lower bound is 20 us (its enqueue time, the later of the
+  // two bounds of its start), not the awaited op's 5 us; after the release it ends at 20 us + its 1 us.
+  Timeline tl(virtual_clock());
+  Lane a(tl), b(tl);
+  std::atomic<bool> release{false};
+  OpSpec host;
+  host.may_run_inline = false;
+  host.duration = SimTime::us(1);
+  host.action = [&] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  Dep x = b.submit(std::move(host), SimTime::us(5));
+  OpSpec k = timed(SimTime::us(1));
+  k.deps = {x};
+  Dep y = a.submit(std::move(k), SimTime::us(20));
+  for (int i = 0; i < 200 && y.lower_bound_ns() != 20000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(y.lower_bound_ns(), 20000);
+  release = true;
+  auto end = tl.wait(y);
+  ASSERT_TRUE(end.is_ok());
+  EXPECT_EQ(end.value(), SimTime::us(21));
+}
+
 TEST(Timeline, AQueryKnowsWhetherWorkEndedByItsTimeFromVirtualTimeOnly) {
   // System: lane A runs an external op (a collective) ready at 10 us: handed to the coordinator (gated), it waits
   // until released, then is resolved at 12 us. An injector thread asks at host time 50 us whether it has ended
