@@ -102,18 +102,24 @@ std::vector<netsim::CollectiveTiming> expected(const std::vector<std::vector<int
   return out;
 }
 
+// Processes 0 and 1 join communicator 7 (GPU 0 and GPU 2) and issue its first all-reduce of 1 MiB floats, ready at
+// `ready0` and `ready1` ns.
+void two_process_all_reduce(Harness& h, int64_t ready0, int64_t ready1) {
+  h.hello(0);
+  h.hello(1);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, ready0, 1 << 20));
+  h.send(1, coll(7, 1, 1, ready1, 1 << 20));
+}
+
 TEST(CoordinatorCore, ResolvesOnlyWhenEveryProcessPromisedPastTheEnd) {
   // System: 2 processes, one communicator {GPU 0, GPU 2}; rank 0 arrives at 10 us, rank 1 at 20 us.
   // Expectation: nothing is resolved while either process could still inject earlier traffic (promise 0);
   // once both promise "nothing until woken", the call starts at 20 us (the later arrival) and ends where
   // netsim puts a lone all-reduce started at 20 us.
   Harness h(options(2));
-  h.hello(0);
-  h.hello(1);
-  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
-  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
-  h.send(0, coll(7, 1, 0, 10000, 1 << 20));
-  h.send(1, coll(7, 1, 1, 20000, 1 << 20));
+  two_process_all_reduce(h, 10000, 20000);
   EXPECT_TRUE(h.resolved(0).empty());
   // The coordinator asked both processes to report.
   bool wanted = false;
@@ -142,12 +148,7 @@ TEST(CoordinatorCore, AProcessLearnsWhenTheClockHasComeUpToItsPromise) {
   // process 1 holds the clock lower); no Want ever claims a safe time past the end of a call whose Resolved it has
   // not been sent before.
   Harness h(options(2));
-  h.hello(0);
-  h.hello(1);
-  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
-  h.send(1, coord::CommJoin{7, 2, 1, 0, 0});
-  h.send(0, coll(7, 1, 0, 10000, 1 << 20));
-  h.send(1, coll(7, 1, 1, 10000, 1 << 20));
+  two_process_all_reduce(h, 10000, 10000);
   h.send(0, coord::Promise{11000, 0});
   h.send(1, coord::Promise{11000, 0});
   auto last_want = [&](int conn) -> std::optional<coord::Want> {
