@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -79,6 +80,9 @@ struct Timeline::Core {
   // Every op of this process the coordinator times that ends before this has been resolved
   // (Timeline::note_resolved_before).
   std::atomic<int64_t> resolved_before{INT64_MIN};
+  // Host times of the queries waiting in wait_until_known (any thread's).
+  std::mutex query_mu;
+  std::multiset<int64_t> query_times;
 
   // Registries for injection_floor() and drain_records().
   std::mutex reg_mu;
@@ -536,10 +540,25 @@ Timeline::Known Timeline::wait_until_known(const Dep& d, SimTime t, std::chrono:
   };
   if (known()) return k;
   WaitScope scope(*core_, tl_injectors.find(core_.get()), d, t_ns);
+  // A job asleep as a whole goes on no later than here: this thread answers at t (query_floor).
+  std::multiset<int64_t>::iterator mine;
+  {
+    std::lock_guard lk(core_->query_mu);
+    mine = core_->query_times.insert(t_ns);
+  }
   GenieWait waiting;
-  std::unique_lock lk(core_->mu);
-  core_->cv.wait_for(lk, timeout, known);
+  {
+    std::unique_lock lk(core_->mu);
+    core_->cv.wait_for(lk, timeout, known);
+  }
+  std::lock_guard lk(core_->query_mu);
+  core_->query_times.erase(mine);
   return k;
+}
+
+SimTime Timeline::query_floor() {
+  std::lock_guard lk(core_->query_mu);
+  return core_->query_times.empty() ? SimTime::max() : SimTime::ns(*core_->query_times.begin());
 }
 
 void Timeline::note_resolved_before(SimTime t) {

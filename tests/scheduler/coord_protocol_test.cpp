@@ -55,7 +55,7 @@ std::vector<Message> samples() {
           res,
           Want{555, 444},
           Probe{7},
-          Quiet{7, 12, 1},
+          Quiet{7, 12, 1, 4321},
           Resume{98765, 13}};
 }
 

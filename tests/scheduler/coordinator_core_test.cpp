@@ -369,6 +369,47 @@ TEST(CoordinatorCore, AJobAsleepAsAWholeMovesToTheNextEventAndItsHoldersResumeTh
   EXPECT_EQ(h.core.record().relaxed_steps, 0u);
 }
 
+TEST(CoordinatorCore, AJobAsleepWithAQueryWaitingResumesAtTheQuerysTime) {
+  // System: held_by_process_2, but process 1 has a thread waiting for the answer to a query at 400 ns: its
+  // promise is 400 ns and its Quiet says a query waits there (floor_ns); the clock's next event is at 1 us.
+  // Expectation: with every process asleep, the holder (process 2) resumes at 400 ns, not at the next event (the
+  // querying thread goes on at 400 ns, and a thread asleep outside Genie may wait for it); the clock comes up to
+  // 400 ns and process 1 is told so (a Want with safe 400 ns, so its query answers); nothing resolves. Once the
+  // query is answered (process 1 promises nothing more), the next asleep round resumes process 2 at 1 us.
+  Harness h(options(3));
+  held_by_process_2(h);
+  h.send(1, coord::Promise{400, 0});
+  ASSERT_TRUE(h.core.start_probe());
+  uint64_t round = probes(h, 2).back().round;
+  h.send(0, coord::Quiet{round, 0, 1, INT64_MAX});
+  h.send(1, coord::Quiet{round, 0, 1, 400});
+  h.send(2, coord::Quiet{round, 0, 1, INT64_MAX});
+  auto resumes = [&](int conn) {
+    std::vector<coord::Resume> v;
+    for (const auto& m : h.inbox[conn])
+      if (auto* r = std::get_if<coord::Resume>(&m)) v.push_back(*r);
+    return v;
+  };
+  ASSERT_EQ(resumes(2).size(), 1u);
+  EXPECT_EQ(resumes(2)[0].t_ns, 400) << "resumed past the waiting query";
+  EXPECT_TRUE(resumes(1).empty()) << "process 1 held nothing below its query";
+  std::optional<coord::Want> w1;
+  for (const auto& m : h.inbox[1])
+    if (auto* x = std::get_if<coord::Want>(&m)) w1 = *x;
+  ASSERT_TRUE(w1.has_value());
+  EXPECT_EQ(w1->safe_ns, 400) << "the querying process was not told the clock reached its query";
+  EXPECT_TRUE(h.resolved(0).empty());
+  h.send(1, coord::Promise{INT64_MAX, 0});
+  ASSERT_TRUE(h.core.start_probe());
+  round = probes(h, 2).back().round;
+  h.send(0, coord::Quiet{round, 0, 1, INT64_MAX});
+  h.send(1, coord::Quiet{round, 0, 1, INT64_MAX});
+  h.send(2, coord::Quiet{round, 1, 1, INT64_MAX});
+  ASSERT_EQ(resumes(2).size(), 2u);
+  EXPECT_EQ(resumes(2)[1].t_ns, 1000) << "the clock's next event";
+  EXPECT_EQ(h.core.record().asleep_steps, 2u);
+}
+
 TEST(CoordinatorCore, OneProcessAwakeOrBehindOnItsWakeUpsKeepsTheClockWhereItIs) {
   // System: held_by_process_2; three probe rounds. Round 1: process 1 answers awake. Round 2: everyone answers
   // asleep, but process 0 with epoch 5 (it was sent no Resolved: its count is 0, so the answer is not about the

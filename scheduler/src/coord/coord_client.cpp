@@ -266,7 +266,8 @@ struct CoordClient::Impl {
             // whoever it wakes): a thread it woke is runnable, not asleep.
             const bool quiet = quiescence.all_asleep();
             if (!send(coord::Message{coord::Quiet{pr->round, applied_epoch.load(std::memory_order_acquire),
-                                                  static_cast<uint8_t>(quiet ? 1 : 0)}}).is_ok())
+                                                  static_cast<uint8_t>(quiet ? 1 : 0),
+                                                  timeline->query_floor().count_ns()}}).is_ok())
               return;
           } else if (auto* rs = std::get_if<coord::Resume>(&*m.value())) {
             timeline->clock().resume_no_earlier(SimTime::ns(rs->t_ns));

@@ -234,8 +234,11 @@ void enc(Writer& w, const Quiet& m) {
   w.put(m.round);
   w.put(m.epoch);
   w.put(m.quiet);
+  w.put(m.floor_ns);
 }
-bool dec(Reader& r, Quiet* m) { return r.get(&m->round) && r.get(&m->epoch) && r.get(&m->quiet); }
+bool dec(Reader& r, Quiet* m) {
+  return r.get(&m->round) && r.get(&m->epoch) && r.get(&m->quiet) && r.get(&m->floor_ns);
+}
 
 void enc(Writer& w, const Resume& m) {
   w.put(m.t_ns);

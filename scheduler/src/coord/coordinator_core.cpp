@@ -71,6 +71,7 @@ struct CoordinatorCore::Impl {
   uint64_t probe_round = 0;
   bool probing = false;
   std::vector<int8_t> probe_answers;
+  int64_t probe_floor = kNoPromise;  // the earliest waiting query of the round's answers (Quiet::floor_ns)
   uint64_t wakeups_sent = 0;
   uint64_t probe_wakeups = 0;
 
@@ -516,19 +517,27 @@ struct CoordinatorCore::Impl {
   }
 
   // Lets the clock reach its next event although the processes below hold it. `asleep`: the whole job was seen
-  // asleep (a probe round), so nothing can happen before that event: each holder is told to resume no earlier
-  // (Resume). Otherwise the stall grace ran out: a guess, logged and counted.
-  bool relax(bool asleep) {
+  // asleep (a probe round), so nothing can happen before that event — but a query waiting to be answered at
+  // `query_floor`, if earlier, goes on then (and a thread asleep outside Genie may be waiting for it, e.g. for the
+  // GIL it holds): each holder is told to resume no earlier than the earlier of the two (Resume), and the clock
+  // comes up to it. Otherwise the stall grace ran out: a guess, logged and counted.
+  bool relax(bool asleep, int64_t query_floor = kNoPromise) {
     auto t = target();
     if (!t) return false;
-    const int64_t want = *t + 1;
+    int64_t resume_at = *t;
+    int64_t want = *t + 1;
+    // Up to the query's time only if that moves the clock at all (else to the next event).
+    if (asleep && query_floor < *t && query_floor > safe_time()) {
+      resume_at = query_floor;
+      want = query_floor;  // the clock stops there; the query's process learns so (send_wants)
+    }
     auto held = holders(want);
     if (held.empty()) return false;
     for (ProcState* p : held) {
       if (asleep) {
         GENIE_LOG_DEBUG("sched", "coordinator: every process asleep; process {} (rank {}) resumes at {:.3f} us",
-                        p->info.index, p->info.process_rank, *t / 1e3);
-        send(p->conn, coord::Message{coord::Resume{*t, ++p->epoch_sent}});
+                        p->info.index, p->info.process_rank, resume_at / 1e3);
+        send(p->conn, coord::Message{coord::Resume{resume_at, ++p->epoch_sent}});
         ++wakeups_sent;
       } else {
         GENIE_LOG_WARN("sched",
@@ -553,6 +562,7 @@ struct CoordinatorCore::Impl {
     ++probe_round;
     probe_wakeups = wakeups_sent;
     probe_answers.assign(procs.size(), -1);
+    probe_floor = kNoPromise;
     for (auto& p : procs)
       if (p.info.alive && !p.info.said_bye) send(p.conn, coord::Message{coord::Probe{probe_round}});
     return true;
@@ -563,6 +573,7 @@ struct CoordinatorCore::Impl {
     if (static_cast<size_t>(p.info.index) >= probe_answers.size()) return;  // joined after the round began
     // Asleep only if it had applied every wake-up sent to it: one still on its way would wake it.
     probe_answers[static_cast<size_t>(p.info.index)] = q.quiet && q.epoch == p.epoch_sent ? 1 : 0;
+    probe_floor = std::min(probe_floor, q.floor_ns);
     finish_probe();
   }
 
@@ -578,7 +589,7 @@ struct CoordinatorCore::Impl {
       all = all && a == 1;
     }
     probing = false;
-    if (all && wakeups_sent == probe_wakeups) relax(/*asleep=*/true);
+    if (all && wakeups_sent == probe_wakeups) relax(/*asleep=*/true, probe_floor);
   }
 
   void on_disconnect(int conn) {

@@ -102,6 +102,7 @@ struct CoordinatorServer::Impl {
   std::unique_ptr<CoordinatorCore> core;
   JobRecord result;
   SimTime last_safe = SimTime::ns(-1);
+  uint64_t last_asleep = 0;
   SteadyClock::time_point last_move = SteadyClock::now();
   SteadyClock::time_point last_probe = SteadyClock::now();
   SteadyClock::time_point last_progress;
@@ -282,10 +283,13 @@ struct CoordinatorServer::Impl {
         if (c.closing) dead.push_back(id);
       for (int id : dead) close_conn(id);
       if (!dead.empty()) core->pump();
-      // Stall rule: the clock has not moved for the grace period although work waits.
+      // Stall rule: the clock has not moved for the grace period although work waits. An asleep step moves it (exactly,
+      // though perhaps only up to a waiting query and past no event).
       SimTime safe = core->safe_time();
-      if (safe != last_safe || !core->has_pending_work()) {
+      const uint64_t asleep = core->record().asleep_steps;
+      if (safe != last_safe || asleep != last_asleep || !core->has_pending_work()) {
         last_safe = safe;
+        last_asleep = asleep;
         last_move = now;
       } else if (now - last_move > kProbeAfter && now - last_probe > kProbeAfter &&
                  core->start_probe(/*restart=*/now - last_probe > kProbeRestart)) {

@@ -160,6 +160,9 @@ struct Quiet {
   uint64_t round = 0;   ///< the Probe answered
   uint64_t epoch = 0;   ///< Resolved and Resume messages the process had applied when it looked
   uint8_t quiet = 0;    ///< 1: every thread but the one answering was asleep (docs/coordinator.md)
+  /// The earliest host time of a query waiting to be answered (Timeline::query_floor; INT64_MAX: none): that thread
+  /// goes on then, and the process's threads asleep outside Genie may be waiting for it.
+  int64_t floor_ns = INT64_MAX;
 };
 
 struct Resume {

@@ -180,6 +180,10 @@ class Timeline {
   /// nothing while that is unresolved; one in wait_until_known(): no later than the query's time; any other, running or asleep outside Genie: its host time as it
   /// stands, read from its CPU clock) and lanes (Lane::injection_floor). SimTime::max() when nothing constrains.
   SimTime injection_floor();
+  /// The earliest host time of a query waiting in wait_until_known (SimTime::max() when none): when the process
+  /// sleeps as a whole, the earliest time one of its threads goes on before the clock's next event, and a thread
+  /// asleep outside Genie may be waiting for it (CoordinatorCore::start_probe).
+  SimTime query_floor();
   /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
   /// coordinator promptly. Set once, before traffic starts.
   void set_wait_listener(std::function<void()> listener);
