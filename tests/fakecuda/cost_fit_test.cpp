@@ -79,5 +79,26 @@ TEST(CostFit, LoaderErrorsNameFileAndLine) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CostFit, SizesMustBeWholeNumbers) {
+  // Regression (fuzz_calibration): M = .096 was taken as a GEMM of M = 0.
+  const std::string membound = "dtype,op,elements,time_us,eff_GBps\nbf16,copy,1,1,1\n";
+  const std::string device = R"({"measurements": {}})";
+  auto r = parse_calibration("dtype,kind,M,N,K,time_us,tflops\ntf32,fwd,.096,1024,4096,117.581,292.22\n", membound,
+                             device, "d");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("d/gemm.csv:2: M, N and K must be positive whole numbers"), std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(parse_calibration("dtype,kind,M,N,K,time_us,tflops\n", "dtype,op,elements,time_us,eff_GBps\nbf16,copy,2.5,1,1\n",
+                                 device, "d").is_ok());
+  EXPECT_FALSE(parse_calibration("dtype,kind,M,N,K,time_us,tflops\n", membound,
+                                 R"({"measurements": {"d2d_0.5": {"us": 1}}})", "d").is_ok());
+  auto ok = parse_calibration("dtype,kind,M,N,K,time_us,tflops\nbf16,fwd,1024,1024,1024,10,1\n", membound,
+                              R"({"measurements": {"d2d_1e3": {"us": 1}}})", "d");
+  ASSERT_TRUE(ok.is_ok()) << ok.status().message();
+  EXPECT_EQ(ok.value().gemm[0].m, 1024);
+  ASSERT_EQ(ok.value().copies.size(), 1u);
+  EXPECT_EQ(ok.value().copies[0].bytes, 1000);
+}
+
 }  // namespace
 }  // namespace genie::fakecuda

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading a calibration directory: gemm.csv, membound.csv and device.json, with errors naming file and line.
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -63,6 +64,14 @@ bool to_positive(const std::string& s, double* out) {
   }
 }
 
+/// The whole field as a whole number in [1, kMaxMeasurement] (a size: a GEMM dimension, elements, bytes).
+bool to_count(const std::string& s, int64_t* out) {
+  double v;
+  if (!to_positive(s, &v) || v < 1 || std::floor(v) != v) return false;
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
 }  // namespace
 
 Result<CalibrationData> load_calibration(const std::string& dir) {
@@ -85,15 +94,13 @@ Result<CalibrationData> parse_calibration(const std::string& gemm_csv, const std
       GemmMeasurement g;
       g.dtype = r[0];
       g.kind = r[1];
-      double m, n, k, t;
-      if (!to_positive(r[2], &m) || !to_positive(r[3], &n) || !to_positive(r[4], &k) || !to_positive(r[5], &t))
-        return invalid_argument(path + ":" + std::to_string(line) + ": M, N, K and time_us must be positive numbers");
+      double t;
+      if (!to_count(r[2], &g.m) || !to_count(r[3], &g.n) || !to_count(r[4], &g.k) || !to_positive(r[5], &t))
+        return invalid_argument(path + ":" + std::to_string(line) +
+                                ": M, N and K must be positive whole numbers, time_us a positive number");
       GemmMath math;
       if (!parse_gemm_math(g.dtype, &math))
         return invalid_argument(path + ":" + std::to_string(line) + ": unknown dtype '" + g.dtype + "'");
-      g.m = static_cast<int64_t>(m);
-      g.n = static_cast<int64_t>(n);
-      g.k = static_cast<int64_t>(k);
       g.time_us = t;
       d.gemm.push_back(g);
     }
@@ -107,14 +114,14 @@ Result<CalibrationData> parse_calibration(const std::string& gemm_csv, const std
       MemboundMeasurement m;
       m.dtype = r[0];
       m.op = r[1];
-      double e, t;
-      if (!to_positive(r[2], &e) || !to_positive(r[3], &t))
-        return invalid_argument(path + ":" + std::to_string(line) + ": elements and time_us must be positive numbers");
+      double t;
+      if (!to_count(r[2], &m.elements) || !to_positive(r[3], &t))
+        return invalid_argument(path + ":" + std::to_string(line) +
+                                ": elements must be a positive whole number, time_us a positive number");
       if (m.dtype != "bf16" && m.dtype != "fp32")
         return invalid_argument(path + ":" + std::to_string(line) + ": unknown dtype '" + m.dtype + "'");
       if (m.op != "copy" && m.op != "add")
         return invalid_argument(path + ":" + std::to_string(line) + ": unknown op '" + m.op + "'");
-      m.elements = static_cast<int64_t>(e);
       m.time_us = t;
       d.membound.push_back(m);
     }
@@ -142,13 +149,13 @@ Result<CalibrationData> parse_calibration(const std::string& gemm_csv, const std
       if (cut == std::string::npos) continue;
       std::string kind = key.substr(0, cut);
       if (kind != "h2d_pinned" && kind != "d2h_pinned" && kind != "h2d_pageable" && kind != "d2d") continue;
-      double bytes;
-      if (!to_positive(key.substr(cut + 1), &bytes))
+      int64_t bytes;
+      if (!to_count(key.substr(cut + 1), &bytes))
         return invalid_argument(path + ": /measurements/" + key + ": the name must end in a byte count");
       if (!it.value().is_object() || !it.value().contains("us") || !it.value()["us"].is_number() ||
           !(it.value()["us"].get<double>() > 0))
         return invalid_argument(path + ": /measurements/" + key + "/us: a positive number is required");
-      d.copies.push_back({kind, static_cast<int64_t>(bytes), it.value()["us"].get<double>()});
+      d.copies.push_back({kind, bytes, it.value()["us"].get<double>()});
     }
   }
   if (d.gemm.empty() || d.membound.empty() || d.copies.empty())
