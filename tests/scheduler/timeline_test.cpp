@@ -19,6 +19,17 @@ OpSpec timed(SimTime d) {
   return s;
 }
 
+// A host op of `d` run on its lane's worker that blocks until `release` is set.
+OpSpec blocked_host_op(std::atomic<bool>& release, SimTime d) {
+  OpSpec s;
+  s.may_run_inline = false;
+  s.duration = d;
+  s.action = [&release] {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  return s;
+}
+
 TEST(Lane, OpsRunBackToBackInStreamOrder) {
   // System: ops of 10 us, 20 us, 5 us submitted at host time 0 on one lane.
   // Expectation: they end at 10, 30, 35 us (each starts when the previous ends).
@@ -181,13 +192,7 @@ TEST(Timeline, ALaneWaitingOnAnotherLanesOpIsBoundedByThatOp) {
   Timeline tl(virtual_clock());
   Lane a(tl), b(tl);
   std::atomic<bool> release_b{false}, release_a{false};
-  OpSpec host;
-  host.may_run_inline = false;
-  host.duration = SimTime::us(2);
-  host.action = [&] {
-    while (!release_b.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  Dep x = b.submit(std::move(host), SimTime::us(5));
+  Dep x = b.submit(blocked_host_op(release_b, SimTime::us(2)), SimTime::us(5));
   OpSpec coll;
   coll.external = true;
   coll.may_run_inline = false;
@@ -222,13 +227,7 @@ TEST(Timeline, AnOpWaitingOnAnotherLaneStartsNoEarlierThanItsOwnEnqueueTime) {
   Timeline tl(virtual_clock());
   Lane a(tl), b(tl);
   std::atomic<bool> release{false};
-  OpSpec host;
-  host.may_run_inline = false;
-  host.duration = SimTime::us(1);
-  host.action = [&] {
-    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  Dep x = b.submit(std::move(host), SimTime::us(5));
+  Dep x = b.submit(blocked_host_op(release, SimTime::us(1)), SimTime::us(5));
   OpSpec k = timed(SimTime::us(1));
   k.deps = {x};
   Dep y = a.submit(std::move(k), SimTime::us(20));
@@ -283,13 +282,7 @@ TEST(Timeline, AQueryKnowsWhetherWorkEndedByItsTimeFromVirtualTimeOnly) {
 
   Lane b(tl);
   std::atomic<bool> release_b{false};
-  OpSpec host;
-  host.may_run_inline = false;
-  host.duration = SimTime::us(1);
-  host.action = [&] {
-    while (!release_b.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  Dep x = b.submit(std::move(host), SimTime::us(10));
+  Dep x = b.submit(blocked_host_op(release_b, SimTime::us(1)), SimTime::us(10));
   EXPECT_EQ(tl.wait_until_known(x, SimTime::us(5), std::chrono::seconds(10)), Timeline::Known::kNotBy);
   release_b = true;
   release = true;
