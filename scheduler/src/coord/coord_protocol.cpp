@@ -2,7 +2,9 @@
 // Coordinator protocol codec: bounds-checked little-endian encoding of every message, and the frame decoder.
 #include "genie/sched/coord_protocol.hpp"
 
+#include <array>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 
 namespace genie::sched::coord {
@@ -26,6 +28,18 @@ class Writer {
     const size_t n = std::min<size_t>(s.size(), kMaxString);
     put(static_cast<uint32_t>(n));
     put_bytes(reinterpret_cast<const uint8_t*>(s.data()), n);
+  }
+  /// One field of a message: an integer, a string, or a fixed run of bytes.
+  template <class T>
+  void field(const T& v) {
+    if constexpr (std::is_integral_v<T>) {
+      put(v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      put_string(v);
+    } else {
+      static_assert(std::is_same_v<typename T::value_type, uint8_t>);
+      put_bytes(v.data(), v.size());
+    }
   }
   std::vector<uint8_t>& bytes() { return out_; }
 
@@ -60,6 +74,18 @@ class Reader {
     pos_ += n;
     return true;
   }
+  /// One field of a message, as Writer::field wrote it.
+  template <class T>
+  bool field(T* v) {
+    if constexpr (std::is_integral_v<T>) {
+      return get(v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      return get_string(v);
+    } else {
+      static_assert(std::is_same_v<typename T::value_type, uint8_t>);
+      return get_bytes(v->data(), v->size());
+    }
+  }
   /// A count of items of at least `min_item_bytes` each: rejected when the payload cannot hold them, so a
   /// forged count never makes us allocate more than the frame's size.
   bool get_count(uint32_t* n, size_t min_item_bytes) {
@@ -81,105 +107,47 @@ class Reader {
   bool ok_ = true;
 };
 
-// --- one encode/decode pair per message -------------------------------------------------------------
+// --- each message's fields, in wire order, once: enc writes them, dec reads them -----------------------
 
-void enc(Writer& w, const Challenge& m) { w.put_bytes(m.nonce.data(), m.nonce.size()); }
-bool dec(Reader& r, Challenge* m) { return r.get_bytes(m->nonce.data(), m->nonce.size()); }
+#define GENIE_FIELDS(T, ...)                                   \
+  [[maybe_unused]] auto fields(T& m) { return std::tie(__VA_ARGS__); } \
+  [[maybe_unused]] auto fields(const T& m) { return std::tie(__VA_ARGS__); }
 
-void enc(Writer& w, const Hello& m) {
-  w.put(m.mac);
-  w.put(m.pid);
-  w.put(m.process_rank);
-  w.put(m.world_size);
-  w.put(m.gpus);
-  w.put_string(m.node);
-  w.put_string(m.host);
-  w.put(m.realtime);
-  w.put(m.epoch_mono_ns);
-}
-bool dec(Reader& r, Hello* m) {
-  return r.get(&m->mac) && r.get(&m->pid) && r.get(&m->process_rank) && r.get(&m->world_size) && r.get(&m->gpus) &&
-         r.get_string(&m->node) && r.get_string(&m->host) && r.get(&m->realtime) && r.get(&m->epoch_mono_ns);
-}
+GENIE_FIELDS(Challenge, m.nonce)
+GENIE_FIELDS(Hello, m.mac, m.pid, m.process_rank, m.world_size, m.gpus, m.node, m.host, m.realtime, m.epoch_mono_ns)
+GENIE_FIELDS(Welcome, m.process_index, m.engine, m.topology)
+GENIE_FIELDS(CommJoin, m.comm, m.nranks, m.comm_rank, m.cuda_dev, m.parent)
+GENIE_FIELDS(Coll, m.comm, m.seq, m.comm_rank, m.ready_ns, m.collective, m.datatype, m.redop, m.root, m.count)
+GENIE_FIELDS(P2p, m.comm, m.src, m.dst, m.index, m.bytes, m.ready_ns, m.is_send, m.comm_rank, m.count, m.datatype)
+GENIE_FIELDS(Promise, m.t_ns, m.epoch)
+GENIE_FIELDS(OpRecord, m.kind, m.device, m.stream, m.label, m.start_ns, m.end_ns, m.bytes, m.comm, m.seq)
+GENIE_FIELDS(Bye, m.exit_code)
+GENIE_FIELDS(Resolved, m.is_p2p, m.status, m.comm, m.seq, m.src, m.dst, m.start_ns, m.end_ns, m.algorithm, m.protocol,
+             m.nchannels, m.epoch, m.error)
+GENIE_FIELDS(Want, m.t_ns, m.safe_ns)
+GENIE_FIELDS(Probe, m.round)
+GENIE_FIELDS(Quiet, m.round, m.epoch, m.quiet, m.floor_ns)
+GENIE_FIELDS(Resume, m.t_ns, m.epoch)
+#undef GENIE_FIELDS
 
-void enc(Writer& w, const Welcome& m) {
-  w.put(m.process_index);
-  w.put_string(m.engine);
-  w.put_string(m.topology);
+template <class M>
+void enc(Writer& w, const M& m) {
+  std::apply([&](const auto&... f) { (w.field(f), ...); }, fields(m));
 }
-bool dec(Reader& r, Welcome* m) {
-  return r.get(&m->process_index) && r.get_string(&m->engine) && r.get_string(&m->topology);
+template <class M>
+bool dec(Reader& r, M* m) {
+  return std::apply([&](auto&... f) { return (r.field(&f) && ...); }, fields(*m));
 }
-
-void enc(Writer& w, const CommJoin& m) {
-  w.put(m.comm);
-  w.put(m.nranks);
-  w.put(m.comm_rank);
-  w.put(m.cuda_dev);
-  w.put(m.parent);
-}
-bool dec(Reader& r, CommJoin* m) {
-  return r.get(&m->comm) && r.get(&m->nranks) && r.get(&m->comm_rank) && r.get(&m->cuda_dev) && r.get(&m->parent);
-}
-
-void enc(Writer& w, const Coll& m) {
-  w.put(m.comm);
-  w.put(m.seq);
-  w.put(m.comm_rank);
-  w.put(m.ready_ns);
-  w.put(m.collective);
-  w.put(m.datatype);
-  w.put(m.redop);
-  w.put(m.root);
-  w.put(m.count);
-}
-bool dec(Reader& r, Coll* m) {
-  return r.get(&m->comm) && r.get(&m->seq) && r.get(&m->comm_rank) && r.get(&m->ready_ns) && r.get(&m->collective) &&
-         r.get(&m->datatype) && r.get(&m->redop) && r.get(&m->root) && r.get(&m->count);
-}
-
-void enc(Writer& w, const P2p& m) {
-  w.put(m.comm);
-  w.put(m.src);
-  w.put(m.dst);
-  w.put(m.index);
-  w.put(m.bytes);
-  w.put(m.ready_ns);
-  w.put(m.is_send);
-  w.put(m.comm_rank);
-  w.put(m.count);
-  w.put(m.datatype);
-}
-bool dec(Reader& r, P2p* m) {
-  return r.get(&m->comm) && r.get(&m->src) && r.get(&m->dst) && r.get(&m->index) && r.get(&m->bytes) &&
-         r.get(&m->ready_ns) && r.get(&m->is_send) && r.get(&m->comm_rank) && r.get(&m->count) &&
-         r.get(&m->datatype);
-}
-
-void enc(Writer& w, const Promise& m) {
-  w.put(m.t_ns);
-  w.put(m.epoch);
-}
-bool dec(Reader& r, Promise* m) { return r.get(&m->t_ns) && r.get(&m->epoch); }
 
 constexpr size_t kOpRecordBytes = 1 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 8;
 
+// Records: two counted lists (the frame's size bounds each count).
 void enc(Writer& w, const Records& m) {
   w.put(m.label_base);
   w.put(static_cast<uint32_t>(m.labels.size()));
   for (const auto& l : m.labels) w.put_string(l);
   w.put(static_cast<uint32_t>(m.ops.size()));
-  for (const auto& o : m.ops) {
-    w.put(o.kind);
-    w.put(o.device);
-    w.put(o.stream);
-    w.put(o.label);
-    w.put(o.start_ns);
-    w.put(o.end_ns);
-    w.put(o.bytes);
-    w.put(o.comm);
-    w.put(o.seq);
-  }
+  for (const auto& o : m.ops) enc(w, o);
 }
 bool dec(Reader& r, Records* m) {
   uint32_t nl = 0, no = 0;
@@ -189,62 +157,10 @@ bool dec(Reader& r, Records* m) {
     if (!r.get_string(&l)) return false;
   if (!r.get_count(&no, kOpRecordBytes)) return false;
   m->ops.resize(no);
-  for (auto& o : m->ops) {
-    if (!(r.get(&o.kind) && r.get(&o.device) && r.get(&o.stream) && r.get(&o.label) && r.get(&o.start_ns) &&
-          r.get(&o.end_ns) && r.get(&o.bytes) && r.get(&o.comm) && r.get(&o.seq)))
-      return false;
-  }
+  for (auto& o : m->ops)
+    if (!dec(r, &o)) return false;
   return true;
 }
-
-void enc(Writer& w, const Bye& m) { w.put(m.exit_code); }
-bool dec(Reader& r, Bye* m) { return r.get(&m->exit_code); }
-
-void enc(Writer& w, const Resolved& m) {
-  w.put(m.is_p2p);
-  w.put(m.status);
-  w.put(m.comm);
-  w.put(m.seq);
-  w.put(m.src);
-  w.put(m.dst);
-  w.put(m.start_ns);
-  w.put(m.end_ns);
-  w.put(m.algorithm);
-  w.put(m.protocol);
-  w.put(m.nchannels);
-  w.put(m.epoch);
-  w.put_string(m.error);
-}
-bool dec(Reader& r, Resolved* m) {
-  return r.get(&m->is_p2p) && r.get(&m->status) && r.get(&m->comm) && r.get(&m->seq) && r.get(&m->src) &&
-         r.get(&m->dst) && r.get(&m->start_ns) && r.get(&m->end_ns) && r.get(&m->algorithm) && r.get(&m->protocol) &&
-         r.get(&m->nchannels) && r.get(&m->epoch) && r.get_string(&m->error);
-}
-
-void enc(Writer& w, const Want& m) {
-  w.put(m.t_ns);
-  w.put(m.safe_ns);
-}
-bool dec(Reader& r, Want* m) { return r.get(&m->t_ns) && r.get(&m->safe_ns); }
-
-void enc(Writer& w, const Probe& m) { w.put(m.round); }
-bool dec(Reader& r, Probe* m) { return r.get(&m->round); }
-
-void enc(Writer& w, const Quiet& m) {
-  w.put(m.round);
-  w.put(m.epoch);
-  w.put(m.quiet);
-  w.put(m.floor_ns);
-}
-bool dec(Reader& r, Quiet* m) {
-  return r.get(&m->round) && r.get(&m->epoch) && r.get(&m->quiet) && r.get(&m->floor_ns);
-}
-
-void enc(Writer& w, const Resume& m) {
-  w.put(m.t_ns);
-  w.put(m.epoch);
-}
-bool dec(Reader& r, Resume* m) { return r.get(&m->t_ns) && r.get(&m->epoch); }
 
 template <class T>
 Result<Message> decode_as(const uint8_t* data, size_t len, const char* name) {
