@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -21,6 +22,7 @@
 
 #include "genie/common/log.hpp"
 #include "genie/common/shm_names.hpp"
+#include "transport/nic_locality.hpp"
 
 namespace genie::shim {
 namespace {
@@ -56,6 +58,17 @@ fi_info* make_hints(const std::string& lf_prov) {
 constexpr const char* kShmAddrPrefix = "fi_shm://";
 
 bool is_shm(const std::string& lf) { return lf == "shm"; }
+
+// A domain as NicDesc: its name and, where the provider fills in the NIC's bus, its PCI address.
+NicDesc nic_desc(const fi_info* i) {
+  NicDesc d;
+  d.domain = i->domain_attr->name ? i->domain_attr->name : "";
+  if (i->nic && i->nic->bus_attr && i->nic->bus_attr->bus_type == FI_BUS_PCI) {
+    const fi_pci_attr& p = i->nic->bus_attr->attr.pci;
+    d.pci = std::array<unsigned, 4>{p.domain_id, p.bus_id, p.device_id, p.function_id};
+  }
+  return d;
+}
 
 // shm regions of endpoints still open. libfabric removes a region's file when the endpoint closes and on
 // SIGINT/SIGTERM/SIGSEGV/SIGBUS, but not at a plain exit(): a program that never destroys its communicators
@@ -144,15 +157,31 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
                        (ip ? " on address " + src_addr : std::string()) + " (" + fi_strerror(-rc) +
                        "); providers present on this machine: " + avail);
   }
-  // One NIC per emulated GPU where there are several: the distinct domains, in libfabric's order.
+  // One NIC per emulated GPU where there are several: the distinct domains, in libfabric's order, and among
+  // them the nearest to this process's CPUs (hwloc).
   std::vector<fi_info*> domains;
   for (fi_info* i = info; i; i = i->next) {
     bool seen = false;
     for (fi_info* d : domains) seen |= std::strcmp(d->domain_attr->name, i->domain_attr->name) == 0;
     if (!seen) domains.push_back(i);
   }
-  fi_info* chosen = domains[static_cast<size_t>(std::max(gpu, 0)) % domains.size()];
-  fi_info* mine = fi_dupinfo(chosen);
+  std::vector<int> distances(domains.size(), -1);
+  std::string cpus, placed;
+  if (domains.size() > 1) {
+    auto topo = HostTopology::this_machine();
+    if (topo.is_ok()) {
+      cpus = (*topo)->bound_cpus();
+      for (size_t k = 0; k < domains.size(); ++k) {
+        distances[k] = (*topo)->distance(nic_desc(domains[k]), cpus);
+        placed += std::string(k ? ", " : "") + domains[k]->domain_attr->name + " " +
+                  (distances[k] < 0 ? std::string("unknown") : std::to_string(distances[k]));
+      }
+    } else {
+      GENIE_LOG_WARN("shim", "fabric: NIC locality unknown ({}); GPU k uses NIC k mod #NICs", topo.status().message());
+    }
+  }
+  const size_t pick = choose_nic(distances, gpu);
+  fi_info* mine = fi_dupinfo(domains[pick]);
   fi_freeinfo(info);
   if (mine == nullptr) return system_error("fi_dupinfo failed");
   info = mine;
@@ -160,8 +189,9 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
   ep->info_ = info;
   ep->domain_name_ = info->domain_attr->name ? info->domain_attr->name : "";
   if (domains.size() > 1)
-    GENIE_LOG_INFO("shim", "fabric: GPU {} uses domain {} ({} of {} {} domains)", gpu, ep->domain_name_,
-                   std::max(gpu, 0) % static_cast<int>(domains.size()), domains.size(), provider);
+    GENIE_LOG_INFO("shim", "fabric: GPU {} uses domain {} (NIC {} of {} {} domains; distance from CPUs {}: {})", gpu,
+                   ep->domain_name_, pick, domains.size(), provider, cpus.empty() ? "?" : cpus,
+                   placed.empty() ? "unknown" : placed);
   ep->provider_ = info->fabric_attr->prov_name;
   if ((rc = fi_fabric(info->fabric_attr, &ep->fabric_, nullptr)) != 0) return system_error(fi_text("fi_fabric", rc));
   if ((rc = fi_domain(ep->fabric_, info, &ep->domain_, nullptr)) != 0) return system_error(fi_text("fi_domain", rc));

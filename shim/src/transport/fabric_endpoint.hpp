@@ -40,8 +40,9 @@ class FabricEndpoint {
   /// as libfabric names them) bound to the local IPv4 address `src_addr` where the provider uses IP
   /// ("" : the provider's default). Unsupported when the provider is not present, with the message
   /// listing those that are. Where the provider offers several domains (one per NIC: verbs, efa), the
-  /// endpoint of emulated GPU `gpu` uses NIC gpu mod #NICs in libfabric's (PCI enumeration) order, as an HGX
-  /// server pairs GPU k with the NIC on its PCIe switch.
+  /// endpoint of emulated GPU `gpu` uses, among the NICs nearest to this process's CPUs (hwloc: PCI
+  /// locality against the process's binding), number gpu mod their count in libfabric's order — as an HGX
+  /// server pairs GPU k with the NIC on its PCIe switch (choose_nic, nic_locality.hpp).
   static Result<std::unique_ptr<FabricEndpoint>> open(const std::string& provider, const std::string& src_addr,
                                                       int gpu = 0);
   /// The providers libfabric offers on this machine for tagged RDM endpoints ("tcp", "shm", ...).
