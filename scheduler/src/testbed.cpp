@@ -104,6 +104,7 @@ json to_json(const Testbed& t) {
               {"latency_note", t.latency_note},
               {"measured_latency_us", t.measured_latency_us},
               {"measured_goodput_bits_per_s", t.measured_goodput_bits_per_s},
+              {"measured_ring_goodput_bits_per_s", t.measured_ring_goodput_bits_per_s},
               {"topology_file", t.topology_file}};
 }
 
@@ -202,64 +203,84 @@ double measure_latency_us(const Testbed& t) {
   return rtt[rtt.size() / 2] / 2;
 }
 
-// TCP payload rate h0 -> h1 over kStreamMeasure after a warm-up (slow start, TBF bucket drained).
-double measure_goodput_bps(const Testbed& t) {
-  std::atomic<bool> ready{false};
-  double rate = 0;
-  std::thread server = in_netns(t.namespaces[1], [&] {
-    int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in sa = addr_of(t.addresses[1], kStreamPort);
-    if (l < 0 || ::bind(l, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(l, 1) != 0) {
-      ready = true;
-      if (l >= 0) ::close(l);
-      return;
-    }
-    ready = true;
-    pollfd p{l, POLLIN, 0};
-    if (::poll(&p, 1, 3000) <= 0) {
-      ::close(l);
-      return;
-    }
-    int c = ::accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
-    ::close(l);
-    if (c < 0) return;
-    std::vector<char> buf(1 << 20);
-    const auto t0 = SteadyClock::now();
-    uint64_t bytes = 0;
-    SteadyClock::time_point m0{}, m1{};
-    for (;;) {
-      ssize_t n = ::recv(c, buf.data(), buf.size(), 0);
-      if (n <= 0) break;
-      const auto now = SteadyClock::now();
-      if (now - t0 >= kStreamWarmup) {
-        if (m0 == SteadyClock::time_point{}) m0 = now;
-        else bytes += static_cast<uint64_t>(n);
-        m1 = now;
+// TCP payload rate of each flow (source host, destination host), all streaming at once, over kStreamMeasure
+// after a warm-up (slow start, TBF bucket drained). Flow k listens on kStreamPort + k in its destination host.
+std::vector<double> measure_goodput_bps(const Testbed& t, const std::vector<std::pair<int, int>>& flows) {
+  const size_t n = flows.size();
+  std::vector<double> rate(n, 0);
+  std::atomic<size_t> ready{0};
+  std::vector<std::thread> servers, clients;
+  for (size_t k = 0; k < n; ++k) {
+    const int dst = flows[k].second;
+    const uint16_t port = static_cast<uint16_t>(kStreamPort + k);
+    servers.push_back(in_netns(t.namespaces[static_cast<size_t>(dst)], [&, k, dst, port] {
+      int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      int one = 1;
+      setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      sockaddr_in sa = addr_of(t.addresses[static_cast<size_t>(dst)], port);
+      if (l < 0 || ::bind(l, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(l, 1) != 0) {
+        ++ready;
+        if (l >= 0) ::close(l);
+        return;
       }
-    }
-    ::close(c);
-    const double s = std::chrono::duration<double>(m1 - m0).count();
-    if (s > 0) rate = static_cast<double>(bytes) * 8 / s;
-  });
-  while (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::thread client = in_netns(t.namespaces[0], [&] {
-    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in to = addr_of(t.addresses[1], kStreamPort);
-    if (s < 0 || ::connect(s, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-      if (s >= 0) ::close(s);
-      return;
-    }
-    std::vector<char> buf(1 << 20, 'g');
-    const auto until = SteadyClock::now() + kStreamWarmup + kStreamMeasure;
-    while (SteadyClock::now() < until)
-      if (::send(s, buf.data(), buf.size(), MSG_NOSIGNAL) <= 0) break;
-    ::close(s);
-  });
-  client.join();
-  server.join();
+      ++ready;
+      pollfd p{l, POLLIN, 0};
+      if (::poll(&p, 1, 3000) <= 0) {
+        ::close(l);
+        return;
+      }
+      int c = ::accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+      ::close(l);
+      if (c < 0) return;
+      std::vector<char> buf(1 << 20);
+      const auto t0 = SteadyClock::now();
+      uint64_t bytes = 0;
+      SteadyClock::time_point m0{}, m1{};
+      for (;;) {
+        ssize_t got = ::recv(c, buf.data(), buf.size(), 0);
+        if (got <= 0) break;
+        const auto now = SteadyClock::now();
+        if (now - t0 >= kStreamWarmup) {
+          if (m0 == SteadyClock::time_point{}) m0 = now;
+          else bytes += static_cast<uint64_t>(got);
+          m1 = now;
+        }
+      }
+      ::close(c);
+      const double secs = std::chrono::duration<double>(m1 - m0).count();
+      if (secs > 0) rate[k] = static_cast<double>(bytes) * 8 / secs;
+    }));
+  }
+  while (ready < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (size_t k = 0; k < n; ++k) {
+    const int src = flows[k].first, dst = flows[k].second;
+    const uint16_t port = static_cast<uint16_t>(kStreamPort + k);
+    clients.push_back(in_netns(t.namespaces[static_cast<size_t>(src)], [&, dst, port] {
+      int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in to = addr_of(t.addresses[static_cast<size_t>(dst)], port);
+      if (sock < 0 || ::connect(sock, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+        if (sock >= 0) ::close(sock);
+        return;
+      }
+      std::vector<char> buf(1 << 20, 'g');
+      const auto until = SteadyClock::now() + kStreamWarmup + kStreamMeasure;
+      while (SteadyClock::now() < until)
+        if (::send(sock, buf.data(), buf.size(), MSG_NOSIGNAL) <= 0) break;
+      ::close(sock);
+    }));
+  }
+  for (auto& c : clients) c.join();
+  for (auto& sv : servers) sv.join();
   return rate;
+}
+
+// The ring pattern of ring collectives: host i streams to host i+1, every host at once (two hosts: both ways).
+// The slowest flow's rate, since a ring step waits for its slowest link.
+double measure_ring_goodput_bps(const Testbed& t) {
+  std::vector<std::pair<int, int>> flows;
+  for (int i = 0; i < t.hosts; ++i) flows.emplace_back(i, (i + 1) % t.hosts);
+  const auto r = measure_goodput_bps(t, flows);
+  return r.empty() ? 0 : *std::min_element(r.begin(), r.end());
 }
 
 std::string num_text(double v) {
@@ -319,6 +340,8 @@ Result<Testbed> testbed_load(const std::string& name) {
     t.latency_note = j.at("latency_note").get<std::string>();
     t.measured_latency_us = j.at("measured_latency_us").get<double>();
     t.measured_goodput_bits_per_s = j.at("measured_goodput_bits_per_s").get<double>();
+    // Absent in state files of testbeds brought up before it was measured.
+    t.measured_ring_goodput_bits_per_s = j.value("measured_ring_goodput_bits_per_s", 0.0);
     t.topology_file = j.at("topology_file").get<std::string>();
     if (static_cast<int>(t.namespaces.size()) != t.hosts || t.addresses.size() != t.namespaces.size() ||
         t.bridge_ports.size() != t.namespaces.size())
@@ -344,9 +367,13 @@ Result<Testbed> testbed_load(const std::string& name) {
 }
 
 std::string testbed_topology_json(const Testbed& tb) {
-  // One GPU and one NIC per host, every NIC on the bridge. The link is what a TCP stream measured
-  // (payload rate, so TCP/IP headers are accounted for) with the measured one-way latency.
-  const double rate = tb.measured_goodput_bits_per_s > 0 ? tb.measured_goodput_bits_per_s : tb.link_bits_per_s;
+  // One GPU and one NIC per host, every NIC on the bridge. The link is what TCP streams measured (payload
+  // rate, so TCP/IP headers are accounted for) with the measured one-way latency: the slowest stream of a ring
+  // of every host streaming at once (the traffic of ring collectives, so the hosts' shared CPUs count), else
+  // the one stream h0 -> h1, else TBF's rate.
+  const double rate = tb.measured_ring_goodput_bits_per_s > 0 ? tb.measured_ring_goodput_bits_per_s
+                      : tb.measured_goodput_bits_per_s > 0    ? tb.measured_goodput_bits_per_s
+                                                              : tb.link_bits_per_s;
   json nodes = json::array(), links = json::array();
   nodes.push_back({{"name", tb.name + "-bridge"}, {"kind", "switch"}});
   for (int i = 0; i < tb.hosts; ++i) {
@@ -461,7 +488,8 @@ Result<Testbed> testbed_up(const TestbedSpec& spec, bool* already) {
 #undef GENIE_TB_RUN
   if (spec.hosts >= 2) {
     t.measured_latency_us = measure_latency_us(t);
-    t.measured_goodput_bits_per_s = measure_goodput_bps(t);
+    t.measured_goodput_bits_per_s = measure_goodput_bps(t, {{0, 1}})[0];
+    t.measured_ring_goodput_bits_per_s = measure_ring_goodput_bps(t);
   }
   ::mkdir(testbed_state_dir().c_str(), 0755);
   t.topology_file = testbed_state_dir() + "/testbed-" + t.name + ".topology.json";

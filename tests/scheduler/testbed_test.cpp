@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <thread>
 
 #include "genie/netsim/schedule.hpp"
@@ -63,6 +65,28 @@ TEST(Testbed, TopologyIsTheMeasuredNetworkAndNetsimTimesARingOnIt) {
   ASSERT_TRUE(timing.is_ok()) << timing.status().message();
   const double want_s = 0.75 * (16 << 20) / (0.956e9 / 8);
   EXPECT_NEAR(timing->duration().count_ns() / 1e9, want_s, 0.05 * want_s);
+}
+
+TEST(Testbed, TheLinkRateIsTheSlowestRingStreamWhenMeasuredElseTheOneStreamElseTbf) {
+  // The net links of the topology carry, in order of preference: the ring measurement (every host streaming
+  // to the next at once), the single h0 -> h1 stream, TBF's configured rate.
+  Testbed tb;
+  tb.name = "tr";
+  tb.hosts = 3;
+  tb.link_bits_per_s = 1e9;
+  auto net_gbytes = [&] {
+    auto j = nlohmann::json::parse(testbed_topology_json(tb));
+    std::vector<double> bw;
+    for (const auto& l : j.at("links"))
+      if (l.at("class") == "net") bw.push_back(l.at("bw_gbytes_per_s").get<double>());
+    EXPECT_EQ(bw.size(), 3u);
+    return bw.empty() ? 0.0 : bw[0];
+  };
+  EXPECT_DOUBLE_EQ(net_gbytes(), 1e9 / 8 / 1e9);
+  tb.measured_goodput_bits_per_s = 0.95e9;
+  EXPECT_DOUBLE_EQ(net_gbytes(), 0.95e9 / 8 / 1e9);
+  tb.measured_ring_goodput_bits_per_s = 0.8e9;
+  EXPECT_DOUBLE_EQ(net_gbytes(), 0.8e9 / 8 / 1e9);
 }
 
 TEST(Testbed, RanksOnTestbedHostsGetTheHostsAddressesAndPlacement) {

@@ -20,6 +20,9 @@ void print_testbed(const Testbed& t) {
     std::printf("  measured h0 -> h1: one-way latency %.1f us, TCP goodput %.3f Gbit/s (%.1f%% of the link rate)\n",
                 t.measured_latency_us, t.measured_goodput_bits_per_s / 1e9,
                 100 * t.measured_goodput_bits_per_s / t.link_bits_per_s);
+  if (t.measured_ring_goodput_bits_per_s > 0)
+    std::printf("  measured ring (host i -> i+1, all at once): slowest TCP goodput %.3f Gbit/s (%.1f%% of the link rate)\n",
+                t.measured_ring_goodput_bits_per_s / 1e9, 100 * t.measured_ring_goodput_bits_per_s / t.link_bits_per_s);
   if (!t.latency_note.empty()) std::printf("  latency: %s\n", t.latency_note.c_str());
   std::printf("  netsim topology: %s (genie run --fabric sim:%s)\n", t.topology_file.c_str(), t.topology_file.c_str());
 }

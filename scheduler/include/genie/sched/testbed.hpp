@@ -34,6 +34,7 @@ struct Testbed {
   std::string latency_note;               ///< what happened to a --latency-us request
   double measured_latency_us = 0;         ///< one-way, from UDP ping-pong h0 <-> h1
   double measured_goodput_bits_per_s = 0; ///< TCP payload rate h0 -> h1
+  double measured_ring_goodput_bits_per_s = 0;  ///< slowest TCP stream of host i -> i+1, all hosts at once
   std::string topology_file;              ///< the netsim topology of this network
 };
 
