@@ -128,15 +128,23 @@ TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
   EXPECT_TRUE(first.load());
   r1.join();
 
-  std::atomic<bool> second{false};
+  std::atomic<bool> second{false}, asked{false};
   const SimTime submitted = rt.clock().now();
   blocked_op(second);
-  std::thread r2 = release_later(second);
+  // Released once the injector's first query has answered (so a loaded machine cannot release it first), or
+  // after 10 s: a query that waited for the op would see it released (or time out after query_wait).
+  std::thread r2([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!asked.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    second.store(true);
+  });
   std::thread injector([&] {
     rt.timeline().register_injector();
     ASSERT_LT(rt.clock().now() + o.api_overhead, submitted) << "a new thread starts behind the submitting one";
     EXPECT_EQ(rt.query(*s).code(), Errc::kNotReady);
     EXPECT_FALSE(second.load()) << "the injector waited although the op starts after its query";
+    asked.store(true);
     rt.clock().wait_until(submitted + SimTime::ms(1));
     EXPECT_TRUE(rt.query(*s).is_ok()) << "the injector's query after the op's start did not wait for the op";
     EXPECT_TRUE(second.load());
