@@ -219,5 +219,55 @@ TEST(Simulator, RejectsPlacementOffTheTopology) {
   EXPECT_NE(r.status().message().find("GPU 15"), std::string::npos);
 }
 
+TEST(Simulator, NoCollectiveEndsBeforeItsDurationLowerBoundWhateverSharesItsLinks) {
+  // System: 4 hgx-h100 servers (32 GPUs), NCCL's own choices (plan_collective: compact ring and tree forms,
+  // LL/LL128/Simple by size), 8 calls of different collectives, sizes and GPU sets submitted at staggered times, so
+  // that they share NVLinks and NICs, under the flow engine.
+  // Expectation: each call's duration is at least duration_lower_bound of its schedule, which is positive and no more
+  // than its duration alone; for a latency-bound call (4 KiB) the bound is more than half of that, so it is of use.
+  auto topo = load_topology("hgx-h100", TopologyOptions{4, 0, "rail", 1.0}).value();
+  struct Call {
+    Collective c;
+    uint64_t bytes;
+    std::vector<int> gpus;
+    int64_t start_us;
+  };
+  std::vector<int> all(32), evens, firsts;
+  for (int i = 0; i < 32; ++i) {
+    all[static_cast<size_t>(i)] = i;
+    if (i % 2 == 0) evens.push_back(i);
+    if (i % 8 < 2) firsts.push_back(i);
+  }
+  const std::vector<Call> calls = {{Collective::kAllReduce, 4096, all, 0},
+                                   {Collective::kAllReduce, 64ull << 20, all, 0},
+                                   {Collective::kAllGather, 16ull << 20, evens, 3},
+                                   {Collective::kReduceScatter, 8ull << 20, all, 7},
+                                   {Collective::kAllToAll, 4ull << 20, firsts, 1},
+                                   {Collective::kBroadcast, 32ull << 20, evens, 20},
+                                   {Collective::kAllReduce, 1ull << 20, firsts, 2},
+                                   {Collective::kAllReduce, 256ull << 20, evens, 5}};
+  Simulator sim(topo, {});
+  std::vector<std::pair<int, SimTime>> handles;  // (handle, lower bound)
+  for (const auto& k : calls) {
+    CollectiveSpec spec;
+    spec.collective = k.c;
+    spec.count = k.bytes / 4;
+    spec.nranks = static_cast<int>(k.gpus.size());
+    spec.rank_to_gpu = k.gpus;
+    auto s = std::make_shared<const Schedule>(plan_collective(spec, *topo, NcclEnv{}).value());
+    const SimTime lb = duration_lower_bound(topo, *s).value();
+    const SimTime alone = simulate_schedule(topo, *s, {}).value().duration();
+    EXPECT_GT(lb, SimTime::zero()) << k.bytes;
+    EXPECT_LE(lb, alone) << k.bytes;
+    if (k.bytes == 4096) EXPECT_GT(lb.count_ns() * 2, alone.count_ns());
+    handles.emplace_back(sim.submit(s, SimTime::us(k.start_us)).value(), lb);
+  }
+  ASSERT_TRUE(sim.run().is_ok());
+  for (size_t i = 0; i < handles.size(); ++i) {
+    const auto& t = sim.timing(handles[i].first);
+    EXPECT_GE(t.duration(), handles[i].second) << "call " << i;
+  }
+}
+
 }  // namespace
 }  // namespace genie::netsim

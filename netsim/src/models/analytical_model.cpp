@@ -11,7 +11,7 @@ namespace genie::netsim {
 void AnalyticalModel::start(uint64_t id, const TransferRequest& req, SimTime now) {
   double rate = std::numeric_limits<double>::infinity();
   for (uint32_t ch : req.channels) rate = std::min(rate, topo_.channel_link(ch).bw_bytes_per_s);
-  rate /= std::max(1, req.share_divisor);
+  if (!alone_) rate /= std::max(1, req.share_divisor);
   if (req.rate_bound_bytes_per_s > 0) rate = std::min(rate, req.rate_bound_bytes_per_s);
   SimTime xfer = SimTime::zero();
   if (req.wire_bytes > 0 && std::isfinite(rate)) xfer = SimTime::from_seconds(req.wire_bytes / rate);

@@ -10,11 +10,13 @@
 
 namespace genie::netsim {
 
-/// end = start + latency + wire_bytes / min(bottleneck / share_divisor, bound). Each action is one heap
-/// entry, so cost is O(log n) per transfer and memory O(in-flight).
+/// end = start + latency + wire_bytes / min(bottleneck / share_divisor, bound); with `alone`, the bottleneck is
+/// not divided (SimulatorOptions::alone). Each action is one heap entry, so cost is O(log n) per transfer and
+/// memory O(in-flight).
 class AnalyticalModel final : public NetworkModel {
  public:
-  AnalyticalModel(const Topology& topo, bool record_usage) : topo_(topo), record_(record_usage) {}
+  AnalyticalModel(const Topology& topo, bool record_usage, bool alone = false)
+      : topo_(topo), record_(record_usage), alone_(alone) {}
   void start(uint64_t id, const TransferRequest& req, SimTime now) override;
   /// Never needed: without contention a symmetry class never has to be split. Aborts.
   void split(uint64_t id, SimTime now, std::span<const uint64_t> ids,
@@ -34,6 +36,7 @@ class AnalyticalModel final : public NetworkModel {
   };
   const Topology& topo_;
   bool record_;
+  bool alone_;
   uint64_t seq_ = 0;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
   std::vector<LinkUsageSample> usage_;

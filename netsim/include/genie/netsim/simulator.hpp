@@ -32,6 +32,11 @@ struct SimulatorOptions {
   bool protocol_overheads = true;
   /// Record per-link utilisation samples (costs memory proportional to events x links touched).
   bool record_link_usage = false;
+  /// kAnalytical only: every transfer has its route to itself (links not divided among the channels). No transfer
+  /// of either engine goes faster (a flow's rate is at most its bottleneck link's capacity and its rate bound), and a
+  /// later predecessor never makes an op end earlier, so this times a schedule no later than it can end in any
+  /// traffic (duration_lower_bound).
+  bool alone = false;
 };
 
 /// Start and end of one op of a schedule.
@@ -120,5 +125,12 @@ class Simulator {
 /// Times one schedule alone from t = 0. Convenience over Simulator.
 Result<CollectiveTiming> simulate_schedule(std::shared_ptr<const Topology> topo, const Schedule& schedule,
                                            SimulatorOptions opts);
+
+/// A duration `schedule` cannot beat under either engine, whatever other traffic shares its links: its time with
+/// every transfer alone on its route (SimulatorOptions::alone), less a margin of 1 us + 0.1% for the engines'
+/// rounding of event times. What the coordinator tells a call's ranks as soon as the call is complete, so that
+/// their queries before it answer at once (docs/coordinator.md, "Bound").
+Result<SimTime> duration_lower_bound(std::shared_ptr<const Topology> topo, const Schedule& schedule,
+                                     bool protocol_overheads = true);
 
 }  // namespace genie::netsim
