@@ -49,7 +49,7 @@ const config::Param<std::string> kCostParams{
     "fakecuda.cost_params", "",
     "Cost-model parameter file (genie calibrate --fit output); empty: the device preset's fitted parameters."};
 const config::Param<int64_t> kQueryWaitMs{
-    "fakecuda.query_wait_ms", 10,
+    "fakecuda.query_wait_ms", 2000,
     "Virtual mode: wall-clock ms a non-blocking query of unresolved work waits for it before answering not-ready, "
     "when the calling thread enqueues collectives or polls (asks about the same work again within 20 ms); other "
     "threads' first queries (PyTorch's watchdog) answer at once.",

@@ -95,6 +95,16 @@ struct Timeline::Core {
   std::vector<std::tuple<int, uint32_t, OpRecord>> retired_records;
   std::atomic<uint32_t> next_host_thread{0};
 
+  // Tells the coordinator client that this process's promise may have changed (it reports it if asked for one).
+  void poke_listener() {
+    std::function<void()> listener;
+    {
+      std::lock_guard lk(reg_mu);
+      listener = wait_listener;
+    }
+    if (listener) listener();
+  }
+
   void wait_for(const std::function<bool()>& pred) {
     GenieWait waiting;
     std::unique_lock lk(mu);
@@ -131,6 +141,10 @@ struct Lane::State {
   mutable std::mutex lb_mu;  // guards waiting_on
   Dep waiting_on;
   std::atomic<int64_t> running_ready{kNoFloor};
+  // While an external op runs: a lower bound of its end the coordinator sent (ExternalOp::bound_end; kNoFloor:
+  // none; reset as each external op starts and ends). For queries only: the injection floor leaves it out, as an end the coordinator decides is no time this
+  // process could inject at before the coordinator says so (the resolution lowers its promise then).
+  std::atomic<int64_t> external_end_lb{kNoFloor};
 };
 
 namespace {
@@ -147,12 +161,13 @@ void retire_records(Lane::State& st) {
 // The lane whose external op the calling worker thread is running.
 thread_local std::shared_ptr<Lane::State> tl_external_lane;
 
-int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth);
+int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth, bool coordinator_bounds);
 
 // Lower bound of the end of any op queued on `lane` (and of the next traffic it injects): its floor, and where its
 // worker is: waiting on an op of another lane (no earlier than that op's end), or running an op that started at a
-// known time.
-int64_t lane_lower_bound(const Lane::State& lane, int depth) {
+// known time. With `coordinator_bounds` (for queries, not for the injection floor) also the bound the coordinator
+// sent for the external op the lane runs.
+int64_t lane_lower_bound(const Lane::State& lane, int depth, bool coordinator_bounds = false) {
   int64_t b = lane.floor.load(std::memory_order_acquire);
   if (depth <= 0) return b;
   Dep waiting;
@@ -164,21 +179,27 @@ int64_t lane_lower_bound(const Lane::State& lane, int depth) {
   int64_t start = lane.running_ready.load(std::memory_order_acquire);
   // While the worker waits, its op starts no earlier than either bound.
   if (!waiting.empty()) {
-    const int64_t w = waiting.lower_bound_ns(depth - 1);
+    const int64_t w = coordinator_bounds ? waiting.end_lower_bound_ns(depth - 1) : waiting.lower_bound_ns(depth - 1);
     start = start == kNoFloor ? w : std::max(start, w);
   }
-  return std::min(b, start);
+  const int64_t lb = std::min(b, start);
+  if (!coordinator_bounds) return lb;
+  // Every op of the lane not yet done ends no earlier than the external op it runs.
+  const int64_t e = lane.external_end_lb.load(std::memory_order_acquire);
+  if (e == kNoFloor) return lb;
+  return lb == kNoFloor ? e : std::max(lb, e);
 }
 
 // Lower bound of the end of `d`: its time once resolved, else what its lane says.
-int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth) {
+int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth, bool coordinator_bounds) {
   if (!op || op->done.load(std::memory_order_acquire)) return d.time().count_ns();
-  if (auto lane = op->lane.lock()) return lane_lower_bound(*lane, depth);
+  if (auto lane = op->lane.lock()) return lane_lower_bound(*lane, depth, coordinator_bounds);
   return kNoFloor;
 }
 }  // namespace
 
-int64_t Dep::lower_bound_ns(int depth) const { return dep_lower_bound(*this, op_, depth); }
+int64_t Dep::lower_bound_ns(int depth) const { return dep_lower_bound(*this, op_, depth, false); }
+int64_t Dep::end_lower_bound_ns(int depth) const { return dep_lower_bound(*this, op_, depth, true); }
 
 namespace {
 
@@ -250,6 +271,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       if (t.is_ok()) ready = max(ready, t.value());
     }
     if (op->spec.external) {
+      st->external_end_lb.store(kNoFloor, std::memory_order_release);  // the coordinator's bound is per op
       st->floor.store(ready.count_ns(), std::memory_order_release);
       tl_external_lane = st;
     } else if (waited && held != kNoFloor) {
@@ -263,6 +285,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       st->waiting_on = Dep();
     }
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
+    if (op->spec.external) st->external_end_lb.store(kNoFloor, std::memory_order_release);
     tl_external_lane.reset();
     {
       std::lock_guard lk(st->mu);
@@ -441,6 +464,16 @@ void ExternalOp::gate() const {
   if (!state_) return;
   state_->floor.store(kNoFloor, std::memory_order_release);
   state_->core->notify_completion();
+  state_->core->poke_listener();  // the lane's floor rose: the process's promise may have
+}
+
+void ExternalOp::bound_end(SimTime lb) const {
+  if (!state_) return;
+  const int64_t t = lb.count_ns();
+  int64_t cur = state_->external_end_lb.load(std::memory_order_acquire);
+  while ((cur == kNoFloor || cur < t) && !state_->external_end_lb.compare_exchange_weak(cur, t)) {
+  }
+  state_->core->notify_completion();
 }
 
 void ExternalOp::resolve(SimTime end) const {
@@ -453,6 +486,7 @@ void ExternalOp::hold(SimTime t) const {
   if (!state_) return;
   state_->floor.store(t.count_ns(), std::memory_order_release);
   state_->core->notify_completion();
+  state_->core->poke_listener();
 }
 
 Timeline::Timeline(ClockOptions clock_options, bool record_trace)
@@ -496,12 +530,7 @@ class WaitScope {
       inj_->wait_dep = d;
       inj_->wait_promise = promise;
     }
-    std::function<void()> listener;
-    {
-      std::lock_guard lk(core.reg_mu);
-      listener = core.wait_listener;
-    }
-    if (listener) listener();
+    core.poke_listener();
   }
   ~WaitScope() {
     if (!inj_) return;
@@ -531,7 +560,7 @@ Timeline::Known Timeline::wait_until_known(const Dep& d, SimTime t, std::chrono:
     if (d.resolved()) {
       k = Known::kResolved;
     } else {
-      const int64_t lb = d.lower_bound_ns();
+      const int64_t lb = d.end_lower_bound_ns();
       // Unbounded: only the coordinator's resolution ends it, and it has resolved everything ending before t.
       const bool not_by = lb == kNoFloor ? core_->resolved_before.load(std::memory_order_acquire) >= t_ns : lb > t_ns;
       if (not_by) k = Known::kNotBy;

@@ -380,6 +380,7 @@ void Communicator::abort() {
   aborted_.store(true, std::memory_order_release);
   set_async_error(Status(Errc::kRemote, "the communicator was aborted (ncclCommAbort)"));
   if (seg_) seg_->ring();
+  if (coord_) coord_->wake_waiters();  // a stream worker waiting for the coordinator looks at once
 }
 
 void Communicator::fail_all(const Status& why) {

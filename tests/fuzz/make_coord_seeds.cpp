@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   bad.status = 3;
   bad.error = "peer exited";
   std::vector<Message> all = {Challenge{}, Hello{}, Welcome{}, CommJoin{}, Coll{}, P2p{}, Promise{}, rec, Bye{}, res,
-                              bad, Want{7000, 6000}, Probe{3}, Quiet{3, 1, 1, 2500}, Resume{5000, 2}};
+                              bad, Want{7000, 6000}, Probe{3}, Quiet{3, 1, 1, 2500}, Resume{5000, 2},
+                              Bound{0, 77, 1, -1, -1, 4000}};
   std::vector<uint8_t> every;
   uint64_t seq = 1;
   for (size_t i = 0; i < all.size(); ++i) {

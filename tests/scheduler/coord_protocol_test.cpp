@@ -56,7 +56,8 @@ std::vector<Message> samples() {
           Want{555, 444},
           Probe{7},
           Quiet{7, 12, 1, 4321},
-          Resume{98765, 13}};
+          Resume{98765, 13},
+          Bound{1, 99, 4, 2, 3, 7654321}};
 }
 
 TEST(CoordProtocol, EveryMessageRoundTripsThroughSplitReads) {

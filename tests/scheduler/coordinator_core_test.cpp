@@ -139,6 +139,56 @@ TEST(CoordinatorCore, ResolvesOnlyWhenEveryProcessPromisedPastTheEnd) {
   EXPECT_EQ(r0[0].epoch, 1u);
 }
 
+TEST(CoordinatorCore, ACompleteCallsRanksLearnALowerBoundOfItsEndBeforeItResolves) {
+  // System: 2 processes, one communicator {GPU 0, GPU 2}, ready at 10 and 20 us; then a second communicator
+  // {GPU 1, GPU 3} whose all-reduce shares the 10 GB/s link with the first, so the first ends later than alone.
+  // Expectation: as soon as both ranks of a call have reported it (before any promise lets it resolve), each gets a
+  // Bound with the call's start plus netsim::duration_lower_bound; it is later than the start, no later than the end
+  // the call resolves at, and comes before that call's Resolved; the report counts it. Each ranks' Bound names its call.
+  Harness h(options(4));
+  for (int p = 0; p < 4; ++p) h.hello(p);
+  h.send(0, coord::CommJoin{7, 2, 0, 0, 0});
+  h.send(2, coord::CommJoin{7, 2, 1, 0, 0});
+  h.send(1, coord::CommJoin{8, 2, 0, 0, 0});
+  h.send(3, coord::CommJoin{8, 2, 1, 0, 0});
+  h.send(0, coll(7, 1, 0, 10000, 1 << 20));
+  auto bounds = [&](int conn) {
+    std::vector<coord::Bound> out;
+    for (const auto& m : h.inbox[conn])
+      if (auto* b = std::get_if<coord::Bound>(&m)) out.push_back(*b);
+    return out;
+  };
+  EXPECT_TRUE(bounds(0).empty()) << "rank 1 has not reported the call: its start is unknown";
+  h.send(2, coll(7, 1, 1, 20000, 1 << 20));
+  h.send(1, coll(8, 1, 0, 20000, 1 << 20));
+  h.send(3, coll(8, 1, 1, 20000, 1 << 20));
+  ASSERT_EQ(bounds(0).size(), 1u);
+  ASSERT_EQ(bounds(2).size(), 1u);
+  ASSERT_EQ(bounds(1).size(), 1u);
+  EXPECT_TRUE(h.resolved(0).empty()) << "no promise yet: nothing resolves";
+  const coord::Bound b = bounds(0)[0];
+  EXPECT_EQ(b.comm, 7u);
+  EXPECT_EQ(b.seq, 1u);
+  EXPECT_EQ(b.is_p2p, 0);
+  EXPECT_EQ(bounds(2)[0].end_lb_ns, b.end_lb_ns);
+  EXPECT_EQ(bounds(1)[0].comm, 8u);
+  EXPECT_GT(b.end_lb_ns, 20000);
+  EXPECT_EQ(h.core.record().bounds_sent, 2u);
+  for (int p = 0; p < 4; ++p) h.send(p, coord::Promise{INT64_MAX, 0});
+  auto r0 = h.resolved(0);
+  ASSERT_EQ(r0.size(), 1u);
+  auto alone = expected({{0, 2}}, 1 << 20, SimTime::us(20));
+  EXPECT_GT(r0[0].end_ns, alone[0].end.count_ns()) << "the two calls share the inter-server link";
+  EXPECT_LE(b.end_lb_ns, alone[0].end.count_ns());
+  EXPECT_LE(b.end_lb_ns, r0[0].end_ns);
+  size_t bound_at = 0, resolved_at = 0;
+  for (size_t i = 0; i < h.inbox[0].size(); ++i) {
+    if (std::holds_alternative<coord::Bound>(h.inbox[0][i])) bound_at = i;
+    if (std::holds_alternative<coord::Resolved>(h.inbox[0][i])) resolved_at = i;
+  }
+  EXPECT_LT(bound_at, resolved_at);
+}
+
 TEST(CoordinatorCore, AProcessLearnsWhenTheClockHasComeUpToItsPromise) {
   // System: 2 processes, one communicator {GPU 0, GPU 2}, both ranks ready at 10 us; the all-reduce (1 MiB across
   // the 10 GB/s link) ends past 50 us. Process 0 then promises 15 us (a thread querying the call at 15 us waits

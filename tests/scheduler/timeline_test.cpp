@@ -292,6 +292,77 @@ TEST(Timeline, AQueryKnowsWhetherWorkEndedByItsTimeFromVirtualTimeOnly) {
   ASSERT_TRUE(tl.wait(x).is_ok());
 }
 
+TEST(Timeline, TheCoordinatorsBoundOfAnExternalOpsEndAnswersEarlierQueriesAtOnceButNeverLowersThePromise) {
+  // System: lane A runs an external op (a collective) ready at 10 us, handed to the coordinator (gated); lane B waits
+  // on it (an event) and then runs a 1 us kernel. The coordinator says the collective ends no earlier than 30 us
+  // (ExternalOp::bound_end), then a lower bound (20 us, ignored), and resolves it at 35 us.
+  // Expectation: before the bound a query at 25 us waits (the 0.2 s timeout runs out: kUnknown); after it queries at
+  // 25 us about the collective and about B's kernel behind it answer kNotBy at once, one at 30 us still waits; an
+  // injector blocked on the collective promises nothing (the injection floor stays where it was: the coordinator
+  // decides that end, and lowers the promise with the resolution). Once the op has ended its bound is gone: the next
+  // external op on A is unbounded again.
+  Timeline tl(virtual_clock());
+  Lane a(tl), b(tl);
+  std::atomic<bool> gated{false}, release{false}, bounded{false};
+  OpSpec first;
+  first.external = true;
+  first.may_run_inline = false;
+  first.run = [&](SimTime ready) -> Result<SimTime> {
+    ExternalOp::current().gate();
+    gated = true;
+    while (!bounded.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ExternalOp::current().bound_end(SimTime::us(30));
+    ExternalOp::current().bound_end(SimTime::us(20));
+    bounded = false;
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ExternalOp::current().resolve(ready + SimTime::us(25));
+    return ready + SimTime::us(25);
+  };
+  Dep e = a.submit(std::move(first), SimTime::us(10));
+  OpSpec kernel = timed(SimTime::us(1));
+  kernel.deps = {e};
+  Dep k = b.submit(std::move(kernel), SimTime::zero());
+  while (!gated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Both lanes settle at "nothing before the coordinator resolves": A gated, B's worker waiting on A's op.
+  for (int i = 0; i < 2000 && tl.injection_floor() != SimTime::ns(INT64_MAX); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const SimTime floor_before = tl.injection_floor();
+  EXPECT_EQ(floor_before, SimTime::ns(INT64_MAX));
+  EXPECT_EQ(tl.wait_until_known(e, SimTime::us(25), std::chrono::milliseconds(200)), Timeline::Known::kUnknown);
+  bounded = true;
+  while (bounded.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(tl.wait_until_known(e, SimTime::us(25), std::chrono::seconds(10)), Timeline::Known::kNotBy);
+  EXPECT_EQ(tl.wait_until_known(k, SimTime::us(25), std::chrono::seconds(10)), Timeline::Known::kNotBy);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "they waited";
+  EXPECT_EQ(tl.wait_until_known(e, SimTime::us(30), std::chrono::milliseconds(200)), Timeline::Known::kUnknown)
+      << "30 us is not before the bound";
+  EXPECT_EQ(tl.injection_floor(), floor_before) << "the bound changed the promise";
+  release = true;
+  ASSERT_TRUE(tl.wait(k).is_ok());
+  EXPECT_EQ(e.time(), SimTime::us(35));
+  EXPECT_EQ(k.time(), SimTime::us(36));
+
+  release = false;
+  gated = false;
+  OpSpec second;
+  second.external = true;
+  second.may_run_inline = false;
+  second.run = [&](SimTime ready) -> Result<SimTime> {
+    ExternalOp::current().gate();
+    gated = true;
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ExternalOp::current().resolve(ready + SimTime::us(5));
+    return ready + SimTime::us(5);
+  };
+  Dep e2 = a.submit(std::move(second), SimTime::us(40));
+  while (!gated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(tl.wait_until_known(e2, SimTime::us(41), std::chrono::milliseconds(200)), Timeline::Known::kUnknown)
+      << "the first op's bound still counted";
+  release = true;
+  ASSERT_TRUE(tl.wait(e2).is_ok());
+}
+
 TEST(Timeline, UndrainedTraceRecordsAreCappedAndCounted) {
   // System: a recording timeline nobody drains; 2^19 + 1000 inline ops on one lane.
   // Expectation: the lane keeps 2^19 records (the cap) and counts the other 1000 as dropped; after a drain it

@@ -65,6 +65,9 @@ Key key_of(const coord::Message& m) {
 Key key_of(const coord::Resolved& r) {
   return r.is_p2p ? Key{1, r.comm, r.seq, r.src, r.dst} : Key{0, r.comm, r.seq, 0, 0};
 }
+Key key_of(const coord::Bound& r) {
+  return r.is_p2p ? Key{1, r.comm, r.seq, r.src, r.dst} : Key{0, r.comm, r.seq, 0, 0};
+}
 
 std::string env_or(const config::Config::EnvMap& env, std::initializer_list<const char*> names) {
   for (const char* n : names) {
@@ -187,6 +190,14 @@ struct CoordClient::Impl {
     applied_epoch.store(r.epoch, std::memory_order_release);
   }
 
+  // The op waiting for the call ends no earlier than the bound (it ends with the last of its calls).
+  void apply(const coord::Bound& bd) {
+    std::lock_guard lk(mu);
+    auto it = waiters.find(key_of(bd));
+    if (it == waiters.end()) return;
+    for (auto& w : it->second) w.batch->op.bound_end(SimTime::ns(bd.end_lb_ns));
+  }
+
   void report_promise() {
     const int64_t w = want.load(std::memory_order_acquire);
     if (w == kNoWant) return;
@@ -233,7 +244,9 @@ struct CoordClient::Impl {
     auto last_flush = std::chrono::steady_clock::now();
     while (!stop.load(std::memory_order_acquire)) {
       pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-      const int timeout = want.load(std::memory_order_acquire) != kNoWant ? 1 : 50;
+      // A thread's host time moves while it runs, which nothing signals: looked at every 5 ms while the clock waits for
+      // this process. Waits, gated calls and resolutions are reported at once (the wait listener, apply()).
+      const int timeout = want.load(std::memory_order_acquire) != kNoWant ? 5 : 50;
       int n = ::poll(p, 2, timeout);
       if (n < 0 && errno != EINTR) break;
       if (p[1].revents & POLLIN) {
@@ -269,6 +282,8 @@ struct CoordClient::Impl {
                                                   static_cast<uint8_t>(quiet ? 1 : 0),
                                                   timeline->query_floor().count_ns()}}).is_ok())
               return;
+          } else if (auto* bd = std::get_if<coord::Bound>(&*m.value())) {
+            apply(*bd);
           } else if (auto* rs = std::get_if<coord::Resume>(&*m.value())) {
             timeline->clock().resume_no_earlier(SimTime::ns(rs->t_ns));
             applied_epoch.store(rs->epoch, std::memory_order_release);
@@ -472,12 +487,12 @@ Result<CoordClient::Batch> CoordClient::submit(const std::vector<coord::Message>
 }
 
 Result<std::vector<coord::Resolved>> CoordClient::wait(const Batch& b, const std::function<Status()>& should_stop) {
-  GenieWait waiting;  // for the coordinator: asleep to a quiescence probe although it wakes every 5 ms
+  GenieWait waiting;  // for the coordinator: asleep to a quiescence probe although it wakes every 50 ms
   std::unique_lock lk(impl_->mu);
   for (;;) {
     if (b.state_->outstanding == 0) return b.state_->results;
     if (impl_->lost) return Status(Errc::kRemote, "coordinator connection lost: " + impl_->lost_why);
-    impl_->cv.wait_for(lk, std::chrono::milliseconds(5));
+    impl_->cv.wait_for(lk, std::chrono::milliseconds(50));
     if (b.state_->outstanding == 0) return b.state_->results;
     lk.unlock();
     Status s = should_stop ? should_stop() : Status::ok();
@@ -492,6 +507,11 @@ Result<std::vector<coord::Resolved>> CoordClient::wait(const Batch& b, const std
       return s;  // the lane stays gated until its worker moves on: this op injects nothing more
     }
   }
+}
+
+void CoordClient::wake_waiters() {
+  { std::lock_guard lk(impl_->mu); }  // a waiter between its checks and its sleep holds the mutex: it sees the change
+  impl_->cv.notify_all();
 }
 
 void CoordClient::bye(int exit_code) {

@@ -128,6 +128,7 @@ GENIE_FIELDS(Want, m.t_ns, m.safe_ns)
 GENIE_FIELDS(Probe, m.round)
 GENIE_FIELDS(Quiet, m.round, m.epoch, m.quiet, m.floor_ns)
 GENIE_FIELDS(Resume, m.t_ns, m.epoch)
+GENIE_FIELDS(Bound, m.is_p2p, m.comm, m.seq, m.src, m.dst, m.end_lb_ns)
 #undef GENIE_FIELDS
 
 template <class M>
@@ -189,6 +190,7 @@ const char* msg_type_name(MsgType t) noexcept {
     case MsgType::kProbe: return "Probe";
     case MsgType::kQuiet: return "Quiet";
     case MsgType::kResume: return "Resume";
+    case MsgType::kBound: return "Bound";
   }
   return "?";
 }
@@ -197,7 +199,7 @@ MsgType type_of(const Message& m) noexcept {
   static constexpr MsgType kTypes[] = {MsgType::kChallenge, MsgType::kHello,   MsgType::kWelcome, MsgType::kCommJoin,
                                        MsgType::kColl,      MsgType::kP2p,     MsgType::kPromise, MsgType::kRecords,
                                        MsgType::kBye,       MsgType::kResolved, MsgType::kWant,    MsgType::kProbe,
-                                       MsgType::kQuiet,     MsgType::kResume};
+                                       MsgType::kQuiet,     MsgType::kResume,   MsgType::kBound};
   return kTypes[m.index()];
 }
 
@@ -241,6 +243,7 @@ Result<Message> decode_payload(uint16_t type, const uint8_t* data, size_t len) {
     case MsgType::kProbe: return decode_as<Probe>(data, len, "Probe");
     case MsgType::kQuiet: return decode_as<Quiet>(data, len, "Quiet");
     case MsgType::kResume: return decode_as<Resume>(data, len, "Resume");
+    case MsgType::kBound: return decode_as<Bound>(data, len, "Bound");
   }
   return invalid_argument("unknown message type " + std::to_string(type));
 }

@@ -341,6 +341,34 @@ struct CoordinatorCore::Impl {
     }
     pc.queued = true;
     ready.emplace(start, key);
+    send_bound(key, pc);
+  }
+
+  // Tells the call's processes that it ends no earlier than its start plus its time alone on uncontended links: their
+  // queries about it before then answer at once instead of waiting for the clock (docs/coordinator.md, "Bound").
+  void send_bound(const CallKey& key, const Pending& pc) {
+    auto lb = netsim::duration_lower_bound(opt.topology, *pc.schedule);
+    if (!lb.is_ok() || lb.value() <= SimTime::zero()) return;  // no bound: the queries wait for the clock, as before
+    const auto& r = pc.rec;
+    coord::Bound m;
+    m.is_p2p = r.p2p ? 1 : 0;
+    m.comm = r.comm;
+    m.seq = r.seq;
+    m.src = r.src;
+    m.dst = r.dst;
+    m.end_lb_ns = (r.start + lb.value()).count_ns();
+    for (int pi : members_of(key, r)) {
+      if (pi < 0) continue;
+      const ProcState& p = procs[static_cast<size_t>(pi)];
+      if (p.info.alive) send(p.conn, coord::Message{m});
+    }
+    ++rec.bounds_sent;
+  }
+
+  std::set<int> members_of(const CallKey& key, const CollectiveRecord& r) {
+    const CommInfo& c = rec.comms[key.comm];
+    if (r.p2p) return {c.process[static_cast<size_t>(r.src)], c.process[static_cast<size_t>(r.dst)]};
+    return {c.process.begin(), c.process.end()};
   }
 
   void fail(const CallKey& key, const std::string& why) {
@@ -356,14 +384,7 @@ struct CoordinatorCore::Impl {
   // may inject again from then on) and records it.
   void resolve(const CallKey& key, Pending& pc) {
     auto& r = pc.rec;
-    const CommInfo& c = rec.comms[key.comm];
-    std::set<int> members;
-    if (r.p2p) {
-      members = {c.process[static_cast<size_t>(r.src)], c.process[static_cast<size_t>(r.dst)]};
-    } else {
-      for (int p : c.process) members.insert(p);
-    }
-    for (int pi : members) {
+    for (int pi : members_of(key, r)) {
       if (pi < 0) continue;
       ProcState& p = procs[static_cast<size_t>(pi)];
       if (!p.info.alive) continue;

@@ -200,6 +200,7 @@ json report_json(const ReportInput& in, const Model& m, std::string* collectives
   j["coordinator"] = {{"processes", job.processes.size()},
                       {"relaxed_steps", job.relaxed_steps},
                       {"asleep_steps", job.asleep_steps},
+                      {"bounds_sent", job.bounds_sent},
                       {"late_arrivals", job.late_arrivals},
                       {"max_lateness_us", round3(job.max_lateness.to_us())},
                       {"protocol_errors", job.protocol_errors},

@@ -48,9 +48,11 @@ class CoordClient {
   /// Sends the calls (Coll or P2p messages) of one op and gates `op` on their resolution.
   Result<Batch> submit(const std::vector<coord::Message>& calls, const ExternalOp& op);
   /// Waits (wall time) until every call of `b` is resolved; returns their outcomes in submission order.
-  /// `should_stop` is polled every few milliseconds (abort, dead peers): when it returns an error the wait
+  /// `should_stop` is polled every 50 ms and after wake_waiters() (abort, dead peers): when it returns an error the wait
   /// gives up with it. kRemote when the coordinator connection is lost.
   Result<std::vector<coord::Resolved>> wait(const Batch& b, const std::function<Status()>& should_stop);
+  /// Makes every wait() look at its `should_stop` now (after an abort), not at its next poll.
+  void wake_waiters();
 
   /// Sends Bye and the last records (at exit).
   void bye(int exit_code);

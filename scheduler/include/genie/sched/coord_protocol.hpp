@@ -38,6 +38,7 @@ enum class MsgType : uint16_t {
   kProbe = 12,     ///< coordinator -> rank: the clock is stalled; is every thread of the process asleep?
   kQuiet = 13,     ///< rank -> coordinator: the answer to a Probe
   kResume = 14,    ///< coordinator -> rank: the whole job slept; nothing of the process runs before `t`
+  kBound = 15,     ///< coordinator -> rank: a complete call ends no earlier than `end_lb`
 };
 const char* msg_type_name(MsgType t) noexcept;
 
@@ -170,8 +171,20 @@ struct Resume {
   uint64_t epoch = 0;   ///< the process's count of Resolved and Resume messages including this one
 };
 
+/// Sent to a call's processes once every rank has reported it (its start is known) and before its Resolved: the call
+/// cannot end before `end_lb_ns` whatever else the job injects (netsim::duration_lower_bound), so a query about it at
+/// an earlier host time answers at once. Not a wake-up: nothing may inject earlier for it (no epoch).
+struct Bound {
+  uint8_t is_p2p = 0;
+  uint64_t comm = 0;
+  uint64_t seq = 0;  ///< collective seq, or p2p message index
+  int32_t src = 0;   ///< p2p only
+  int32_t dst = 0;
+  int64_t end_lb_ns = 0;
+};
+
 using Message = std::variant<Challenge, Hello, Welcome, CommJoin, Coll, P2p, Promise, Records, Bye, Resolved, Want,
-                             Probe, Quiet, Resume>;
+                             Probe, Quiet, Resume, Bound>;
 
 MsgType type_of(const Message& m) noexcept;
 

@@ -118,6 +118,7 @@ struct JobRecord {
   std::vector<netsim::LinkUsageSample> link_usage;
   uint64_t relaxed_steps = 0;     ///< times the stall rule advanced the clock without every promise
   uint64_t asleep_steps = 0;      ///< times the clock advanced past held promises because the whole job slept
+  uint64_t bounds_sent = 0;       ///< calls whose lower bound of the end was sent to their ranks (coord::Bound)
   uint64_t late_arrivals = 0;     ///< collectives whose start was clamped to the global clock
   SimTime max_lateness;
   uint64_t protocol_errors = 0;   ///< malformed / unauthenticated frames dropped

@@ -44,6 +44,10 @@ class Dep {
   /// worker waits for (INT64_MAX when all it waits on is an external resolution).
   /// Waits across lanes are followed at most `depth` levels deep (past that only a lane's floor counts).
   int64_t lower_bound_ns(int depth = kWaitDepth) const;
+  /// lower_bound_ns, and also what the coordinator said of the external op its lane runs (ExternalOp::bound_end):
+  /// for a query's answer, not for an injection floor (the coordinator decides that end, and lowers the promise of
+  /// the process it wakes with the resolution).
+  int64_t end_lower_bound_ns(int depth = kWaitDepth) const;
   static constexpr int kWaitDepth = 4;
 
  private:
@@ -137,6 +141,10 @@ class ExternalOp {
   void gate() const;
   /// The coordinator resolved the op at `end`: later ops of the lane start no earlier.
   void resolve(SimTime end) const;
+  /// The coordinator knows the op ends no earlier than `lb` (coord::Bound): a query about it or a later op of the
+  /// lane at an earlier time answers not-ready at once (Dep::end_lower_bound_ns). The largest bound given counts,
+  /// until the op ends.
+  void bound_end(SimTime lb) const;
   /// The op will inject no earlier than `t` (its ready time, known again after it waited outside the
   /// timeline, e.g. for its turn in a communicator's issue order while gate()d).
   void hold(SimTime t) const;
@@ -184,8 +192,9 @@ class Timeline {
   /// sleeps as a whole, the earliest time one of its threads goes on before the clock's next event, and a thread
   /// asleep outside Genie may be waiting for it (CoordinatorCore::start_probe).
   SimTime query_floor();
-  /// Called (from the waiting thread) whenever an injector thread starts a wait, so a reporter can tell the
-  /// coordinator promptly. Set once, before traffic starts.
+  /// Called whenever the injection floor may have risen without a thread running: an injector thread starts a wait
+  /// (called from it), a lane's external op is handed to the coordinator or held (ExternalOp::gate, hold), so a
+  /// reporter can tell the coordinator promptly. Set once, before traffic starts.
   void set_wait_listener(std::function<void()> listener);
   /// Records a host-side span of the calling thread (an API call, a blocking wait, an annotated range) when the
   /// timeline records a trace; drained with the lanes' records as `device` (-1: none, the process's first
