@@ -30,6 +30,22 @@ OpSpec blocked_host_op(std::atomic<bool>& release, SimTime d) {
   return s;
 }
 
+// An external op (a collective handed to the coordinator) of `d` on its lane's worker: it gates itself, sets `gated`,
+// waits until `release` is set and resolves itself at its ready time + `d`.
+OpSpec gated_external_op(std::atomic<bool>& gated, std::atomic<bool>& release, SimTime d) {
+  OpSpec coll;
+  coll.external = true;
+  coll.may_run_inline = false;
+  coll.run = [&gated, &release, d](SimTime ready) -> Result<SimTime> {
+    ExternalOp::current().gate();
+    gated = true;
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ExternalOp::current().resolve(ready + d);
+    return ready + d;
+  };
+  return coll;
+}
+
 TEST(Lane, OpsRunBackToBackInStreamOrder) {
   // System: ops of 10 us, 20 us, 5 us submitted at host time 0 on one lane.
   // Expectation: they end at 10, 30, 35 us (each starts when the previous ends).
@@ -250,17 +266,7 @@ TEST(Timeline, AQueryKnowsWhetherWorkEndedByItsTimeFromVirtualTimeOnly) {
   Timeline tl(virtual_clock());
   Lane a(tl);
   std::atomic<bool> gated{false}, release{false};
-  OpSpec coll;
-  coll.external = true;
-  coll.may_run_inline = false;
-  coll.run = [&](SimTime ready) -> Result<SimTime> {
-    ExternalOp::current().gate();
-    gated = true;
-    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ExternalOp::current().resolve(ready + SimTime::us(2));
-    return ready + SimTime::us(2);
-  };
-  Dep e = a.submit(std::move(coll), SimTime::us(10));
+  Dep e = a.submit(gated_external_op(gated, release, SimTime::us(2)), SimTime::us(10));
   while (!gated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   std::atomic<int> answer{-1};
@@ -345,17 +351,7 @@ TEST(Timeline, TheCoordinatorsBoundOfAnExternalOpsEndAnswersEarlierQueriesAtOnce
 
   release = false;
   gated = false;
-  OpSpec second;
-  second.external = true;
-  second.may_run_inline = false;
-  second.run = [&](SimTime ready) -> Result<SimTime> {
-    ExternalOp::current().gate();
-    gated = true;
-    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ExternalOp::current().resolve(ready + SimTime::us(5));
-    return ready + SimTime::us(5);
-  };
-  Dep e2 = a.submit(std::move(second), SimTime::us(40));
+  Dep e2 = a.submit(gated_external_op(gated, release, SimTime::us(5)), SimTime::us(40));
   while (!gated.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(tl.wait_until_known(e2, SimTime::us(41), std::chrono::milliseconds(200)), Timeline::Known::kUnknown)
       << "the first op's bound still counted";
