@@ -21,6 +21,7 @@ namespace {
 struct Waiter {
   pid_t tid = 0;
   std::atomic<int> depth{0};
+  std::atomic<int> service{0};
   std::atomic<bool> alive{true};
 };
 
@@ -67,16 +68,20 @@ bool read_small(const char* path, char* buf, size_t size) {
 
 GenieWait::GenieWait() { tl_waiter.get().depth.fetch_add(1, std::memory_order_acq_rel); }
 GenieWait::~GenieWait() { tl_waiter.get().depth.fetch_sub(1, std::memory_order_acq_rel); }
+GenieService::GenieService() { tl_waiter.get().service.fetch_add(1, std::memory_order_acq_rel); }
+GenieService::~GenieService() { tl_waiter.get().service.fetch_sub(1, std::memory_order_acq_rel); }
 
 bool QuiescenceProbe::all_asleep() {
   const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
-  std::vector<pid_t> in_genie;
+  std::vector<pid_t> in_genie, services;
   {
     Registry& r = registry();
     std::lock_guard lk(r.mu);
-    for (const auto& w : r.waiters)
-      if (w->alive.load(std::memory_order_acquire) && w->depth.load(std::memory_order_acquire) > 0)
-        in_genie.push_back(w->tid);
+    for (const auto& w : r.waiters) {
+      if (!w->alive.load(std::memory_order_acquire)) continue;
+      if (w->service.load(std::memory_order_acquire) > 0) services.push_back(w->tid);
+      else if (w->depth.load(std::memory_order_acquire) > 0) in_genie.push_back(w->tid);
+    }
   }
   DIR* d = ::opendir("/proc/self/task");
   if (!d) return false;
@@ -85,7 +90,7 @@ bool QuiescenceProbe::all_asleep() {
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (tid == self) continue;
+    if (tid == self || std::find(services.begin(), services.end(), tid) != services.end()) continue;
     char path[64], buf[512];
     // CPU time first, state second: a thread that ran between the two reads shows in one or the other.
     std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));

@@ -67,6 +67,32 @@ TEST(QuiescenceProbe, ThreadsBlockedOutsideOrWaitingInsideGenieAreAsleepABusyOne
   c.join();
 }
 
+TEST(QuiescenceProbe, AGenieServiceThreadIsNotLookedAtEvenWhileItSpins) {
+  // System: thread S spinning inside a GenieService scope (the coordinator's poll loop hosted in rank 0's process),
+  // then, after the scope ends, spinning outside it.
+  // Expectation: while S is a service the probe reports asleep within a few looks; once it is not, never.
+  QuiescenceProbe probe;
+  std::atomic<bool> in_service{true}, stop{false};
+  std::thread s([&] {
+    {
+      GenieService service;
+      while (in_service.load()) {
+      }
+    }
+    while (!stop.load()) {
+    }
+  });
+  EXPECT_TRUE(asleep_within(probe, 200));
+  in_service = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_FALSE(probe.all_asleep()) << "look " << i << ": a spinning thread, no longer a service";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  stop = true;
+  s.join();
+}
+
 TEST(QuiescenceProbe, AThreadThatWakesBetweenTwoLooksIsAwake) {
   // System: a thread sleeping in 20 ms naps outside Genie (a timer wakes it; it uses a little CPU each time).
   // Expectation: two looks that span one of its wake-ups see its CPU time move: not asleep.

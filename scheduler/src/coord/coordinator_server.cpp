@@ -20,6 +20,7 @@
 #include <map>
 
 #include "genie/common/log.hpp"
+#include "genie/common/quiescence.hpp"
 #include "genie/common/thread_util.hpp"
 #include "genie/common/siphash.hpp"
 #include "genie/sched/coordinator.hpp"
@@ -242,6 +243,7 @@ struct CoordinatorServer::Impl {
   }
 
   void loop() {
+    GenieService service;  // in rank 0's process (GENIE_COORDINATOR=auto): not a thread a quiescence probe waits for
     while (!stop.load(std::memory_order_acquire)) {
       std::vector<pollfd> pfds;
       std::vector<int> ids;

@@ -22,7 +22,18 @@ class GenieWait {
   GenieWait& operator=(const GenieWait&) = delete;
 };
 
-/// Looks at every thread of this process but the calling one. all_asleep() is true when none is running or runnable
+/// Marks the calling thread, for the scope's lifetime, as a Genie service that never injects traffic nor wakes a
+/// thread that would except by messages the coordinator accounts for (the coordinator's own poll loop, hosted in rank
+/// 0's process by GENIE_COORDINATOR=auto): a QuiescenceProbe does not look at it at all, running or not.
+class GenieService {
+ public:
+  GenieService();
+  ~GenieService();
+  GenieService(const GenieService&) = delete;
+  GenieService& operator=(const GenieService&) = delete;
+};
+
+/// Looks at every thread of this process but the calling one and GenieService threads. all_asleep() is true when none is running or runnable
 /// and each is either waiting inside Genie (GenieWait) or, outside Genie, has used no CPU time since the previous
 /// call. A thread seen for the first time counts as awake, so the first call after any
 /// activity is false: ask twice.
