@@ -62,10 +62,9 @@ Key key_of(const coord::Message& m) {
   const auto& p = std::get<coord::P2p>(m);
   return {1, p.comm, p.index, p.src, p.dst};
 }
-Key key_of(const coord::Resolved& r) {
-  return r.is_p2p ? Key{1, r.comm, r.seq, r.src, r.dst} : Key{0, r.comm, r.seq, 0, 0};
-}
-Key key_of(const coord::Bound& r) {
+// The call a coordinator message (Resolved, Bound) is about.
+template <class M>
+Key key_of(const M& r) {
   return r.is_p2p ? Key{1, r.comm, r.seq, r.src, r.dst} : Key{0, r.comm, r.seq, 0, 0};
 }
 
