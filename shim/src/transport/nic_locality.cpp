@@ -13,15 +13,18 @@
 namespace genie::shim {
 namespace {
 
-// hwloc's GPU plugins (cuda, nvml, opencl, rsmi, levelzero) enumerate GPUs through their runtimes, which in a
-// Genie process are the emulated ones; only PCI and Linux OS devices matter for NICs.
-constexpr const char* kNoGpuPlugins[] = {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"};
+// Components hwloc is told to leave out. Its GPU plugins (cuda, nvml, opencl, rsmi, levelzero, gl) enumerate GPUs
+// through their runtimes, which in a Genie process are the emulated ones; only PCI and Linux OS devices matter for
+// NICs. Its `pci` plugin (libpciaccess) is left out too: the Linux backend reads the same PCI devices, bridges and
+// NIC parents from sysfs, and the plugin, loaded into every rank, leaks ~1 KiB per topology load (LeakSanitizer:
+// 9 callocs from the unloaded hwloc_pci.so, hwloc 2.9 on Debian 12).
+constexpr const char* kLeftOutComponents[] = {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl", "pci"};
 
 Status prepare(hwloc_topology_t t) {
   if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0)
     return system_error("hwloc: cannot keep I/O devices");
   // One name per call; a plugin this hwloc was built without is simply not there to leave out.
-  for (const char* name : kNoGpuPlugins) (void)hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, name);
+  for (const char* name : kLeftOutComponents) (void)hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, name);
   return Status::ok();
 }
 
