@@ -109,12 +109,20 @@ Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_p
   return out;
 }
 
+// gcc says which sanitizer it compiles for with __SANITIZE_*__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
-extern "C" void __asan_init();
 #define GENIE_SANITIZER_SYMBOL __asan_init
 #elif defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_init();
 #define GENIE_SANITIZER_SYMBOL __tsan_init
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GENIE_SANITIZER_SYMBOL __asan_init
+#elif __has_feature(thread_sanitizer)
+#define GENIE_SANITIZER_SYMBOL __tsan_init
+#endif
+#endif
+#ifdef GENIE_SANITIZER_SYMBOL
+extern "C" void GENIE_SANITIZER_SYMBOL();
 #endif
 
 std::string sanitizer_runtime() {

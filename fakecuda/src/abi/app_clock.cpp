@@ -48,6 +48,14 @@ __attribute__((constructor)) void find_real_clocks() {
   g_base_real_ns = to_ns(b);
 }
 
+// glibc declares clock_gettime's and gettimeofday's pointers nonnull, so the compiler may fold a null test of them
+// away; a caller may still pass null (the kernel answers EFAULT). The empty asm hides what the pointer is.
+template <typename T>
+T* opaque(T* p) {
+  asm("" : "+r"(p));
+  return p;
+}
+
 bool is_monotonic(clockid_t id) {
   return id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW || id == CLOCK_MONOTONIC_COARSE || id == CLOCK_BOOTTIME;
 }
@@ -69,14 +77,14 @@ int64_t virtual_now_ns(clockid_t id) {
 
 extern "C" __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct timespec* ts) {
   const int64_t v = genie::fakecuda::virtual_now_ns(id);
-  if (v < 0 || ts == nullptr) return genie::fakecuda::real_clock_gettime(id, ts);
+  if (v < 0 || genie::fakecuda::opaque(ts) == nullptr) return genie::fakecuda::real_clock_gettime(id, ts);
   ts->tv_sec = static_cast<time_t>(v / 1000000000);
   ts->tv_nsec = static_cast<long>(v % 1000000000);
   return 0;
 }
 
 extern "C" __attribute__((visibility("default"))) int gettimeofday(struct timeval* tv, void* tz) {
-  const int64_t v = tv ? genie::fakecuda::virtual_now_ns(CLOCK_REALTIME) : -1;
+  const int64_t v = genie::fakecuda::opaque(tv) != nullptr ? genie::fakecuda::virtual_now_ns(CLOCK_REALTIME) : -1;
   if (v < 0) {
     if (auto real = genie::fakecuda::g_real_gettimeofday.load(std::memory_order_relaxed)) return real(tv, tz);
     return static_cast<int>(syscall(SYS_gettimeofday, tv, tz));

@@ -8,7 +8,7 @@
 
 namespace genie::netsim {
 
-FlowModel::FlowModel(const Topology& topo, bool record_usage) : topo_(topo), record_(record_usage) {
+FlowModel::FlowModel(const Topology& topo, bool record_usage) : record_(record_usage) {
   for (size_t ch = 0; ch < topo.num_channels(); ++ch) {
     const lmm::Id c = sys_.add_constraint(topo.channel_link(static_cast<uint32_t>(ch)).bw_bytes_per_s);
     GENIE_ASSERT(c == ch, "constraint ids must equal channel ids");

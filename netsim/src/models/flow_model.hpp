@@ -65,7 +65,6 @@ class FlowModel final : public NetworkModel {
   bool valid(const HeapEntry& e) const;          // completion entry still current
   bool latency_valid(const HeapEntry& e) const;  // latency entry still current
 
-  const Topology& topo_;
   bool record_;
   lmm::System sys_;
   std::vector<Flow> flows_;  // slot-indexed
