@@ -10,6 +10,7 @@ set(GENIE_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA 13 toolkit whose headers 
 # 6 min 56 s on the 2-core VM); the normal -O2 build gained nothing measurable, and OFF suits editing one file.
 option(GENIE_UNITY_BUILD "Compile each target's sources in groups (CMAKE_UNITY_BUILD)" OFF)
 set(CMAKE_UNITY_BUILD ${GENIE_UNITY_BUILD})
+option(GENIE_FUZZ "Build libFuzzer targets (needs clang); with GENIE_SANITIZE=address every library gets coverage" OFF)
 set(GENIE_SANITIZE "" CACHE STRING "Sanitizer build: '', 'address' (ASan+UBSan) or 'thread'")
 
 find_program(CCACHE_PROGRAM ccache)
@@ -24,11 +25,45 @@ add_compile_options(-Wall -Wextra -Wno-unused-parameter)
 if(GENIE_SANITIZE)
   add_compile_options(-O1 -g1)
 endif()
+# The sanitizer's shared runtime: programs not built with it (nvcc examples) preload it to use our instrumented
+# libraries (tests/e2e).
+set(GENIE_SANITIZER_RUNTIME "")
 if(GENIE_SANITIZE STREQUAL "address")
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  set(instrument address,undefined)
+  if(GENIE_FUZZ)
+    # Coverage for libFuzzer in every library, so one build serves the ASan suite and the fuzz targets.
+    string(APPEND instrument ",fuzzer-no-link")
+  endif()
+  # Not clang's `enum` check: the C API takes enums (cudaMemcpyKind, ncclDataType_t, ...) as any int, our argument
+  # checks are there to reject out-of-range values, and neither compiler assumes an enum's range (no
+  # -fstrict-enums), so loading one is what the checks need, not undefined behaviour they could be folded by.
+  add_compile_options(-fsanitize=${instrument} -fno-sanitize=enum -fno-sanitize-recover=undefined
+    -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    # clang links its ASan runtime statically into executables only, which leaves our shared libraries
+    # (-Wl,--no-undefined) unresolved: link the shared runtime everywhere, found through the rpath.
+    set(runtime_name libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
+    add_link_options(-shared-libasan)
+  else()
+    set(runtime_name libasan.so)
+  endif()
 elseif(GENIE_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread)
   add_link_options(-fsanitize=thread)
+  set(runtime_name libtsan.so)
+elseif(GENIE_SANITIZE)
+  message(FATAL_ERROR "GENIE_SANITIZE='${GENIE_SANITIZE}': expected '', 'address' or 'thread'")
+endif()
+if(GENIE_SANITIZE)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${runtime_name}
+    OUTPUT_VARIABLE GENIE_SANITIZER_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${GENIE_SANITIZER_RUNTIME}" OR NOT EXISTS "${GENIE_SANITIZER_RUNTIME}")
+    message(FATAL_ERROR "GENIE_SANITIZE=${GENIE_SANITIZE}: ${CMAKE_CXX_COMPILER} has no ${runtime_name}")
+  endif()
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND GENIE_SANITIZE STREQUAL "address")
+    get_filename_component(runtime_dir ${GENIE_SANITIZER_RUNTIME} DIRECTORY)
+    add_link_options(-Wl,-rpath,${runtime_dir})
+  endif()
 endif()
 set(GENIE_SKIP_DIRS "" CACHE STRING "Module folders of tests/ and bench/ to leave out (development builds)")

@@ -1,41 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets with clang (ASan + UBSan, every library instrumented for coverage) into
-# ${GENIE_FUZZ_BUILD_DIR:-build-fuzz} and runs each for ${GENIE_FUZZ_SECONDS:-30} s on a copy of its seed
+# ${GENIE_FUZZ_BUILD_DIR:-build-asan} and runs each for ${GENIE_FUZZ_SECONDS:-30} s on a copy of its seed
 # corpus (tests/fuzz/corpus/<target>). GENIE_FUZZ_TARGETS="a b" runs only those targets.
 # Exits non-zero when any target finds something: a crash, a sanitizer report (UB included: UBSan aborts),
 # a leak, an input slower than ${GENIE_FUZZ_TIMEOUT:-10} s, an uncaught exception or a failed invariant. The
-# input that did it is kept in build-fuzz/findings/<target>/: add it to the corpus as regress-<what> (docs/
+# input that did it is kept in build-asan/findings/<target>/: add it to the corpus as regress-<what> (docs/
 # testing.md), so fuzz_replay_<target> keeps it as a regression test. A one-line summary per target (execs,
-# exec/s, coverage edges, corpus growth) is printed at the end and written to build-fuzz/fuzz-summary.txt.
+# exec/s, coverage edges, corpus growth) is printed at the end and written to build-asan/fuzz-summary.txt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${GENIE_FUZZ_BUILD_DIR:-$here/build-fuzz}
+build=${GENIE_FUZZ_BUILD_DIR:-$here/build-asan}
 secs=${GENIE_FUZZ_SECONDS:-30}
 timeout=${GENIE_FUZZ_TIMEOUT:-10}
 all_targets=(coord_frame topology_json astra_yaml device_spec config kernel_table cost_params calibration
   kineto_trace bootstrap report_html fabric_records)
 read -r -a targets <<<"${GENIE_FUZZ_TARGETS:-${all_targets[*]}}"
 
-# clang and its libFuzzer runtime (Debian: clang, libclang-rt-dev): installed here, not by install-deps.sh,
-# since only fuzzing needs them.
-probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT
-echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
-if ! command -v clang++ >/dev/null || ! clang++ -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" \
-  2>/dev/null; then
-  echo "genie: installing clang and libclang-rt-dev (libFuzzer)" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clang libclang-rt-dev >/dev/null
-fi
-
-export CCACHE_BASEDIR="$here"
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DGENIE_FUZZ=ON -DGENIE_BUILD_BENCH=OFF -DGENIE_BUILD_CUDA_EXAMPLES=OFF \
-  "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined" >/dev/null
-cmake --build "$build" -j "${GENIE_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
+# The targets come from the asan build (scripts/build.sh GENIE_VARIANT=asan: clang, ASan + UBSan, coverage in
+# every library), which the test command's ASan suite has already built; only missing targets are compiled here.
+GENIE_VARIANT=asan GENIE_BUILD_DIR="$build" GENIE_BUILD_TARGETS="${targets[*]/#/fuzz_}" "$here/scripts/build.sh"
 
 # UBSan reports abort (a finding, not a line in the log); leaks are checked after every input.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs Genie's build and test dependencies from Debian packages; does nothing when all are present.
+# `install-deps.sh clang` adds clang and its sanitizer and libFuzzer runtimes (the asan build of scripts/build.sh).
 set -euo pipefail
+extra=()
+for arg in "$@"; do
+  case "$arg" in
+    clang) extra+=(clang libclang-rt-dev) ;;
+    *) echo "genie: install-deps.sh: unknown argument '$arg' (expected: clang)" >&2; exit 2 ;;
+  esac
+done
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libibverbs-dev rdma-core libfabric-dev libhwloc-dev
@@ -9,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 chromium chromium-driver
   openmpi-bin libopenmpi-dev iproute2
+  ${extra[@]+"${extra[@]}"}
 )
 missing=()
 for p in "${packages[@]}"; do
