@@ -7,7 +7,14 @@ function(genie_embed_files out symbol)
   set(list_file ${out}.files)
   set(files ${ARGN})
   string(JOIN "\n" lines ${files})
-  file(WRITE ${list_file} "${lines}\n")
+  # Rewritten only when the list changes: a new time stamp would re-embed and relink at every configure.
+  set(old "")
+  if(EXISTS ${list_file})
+    file(READ ${list_file} old)
+  endif()
+  if(NOT old STREQUAL "${lines}\n")
+    file(WRITE ${list_file} "${lines}\n")
+  endif()
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DSYMBOL=${symbol} -DFILES_LIST=${list_file} -P ${script}
     DEPENDS ${files} ${script} ${list_file}

@@ -43,7 +43,9 @@ TEST(CostFit, ShippedH200ParametersMeetTheAccuracyTargets) {
   EXPECT_LE(gpu->median_abs, 0.10);
   // Host copies: pinned within 10% at every size.
   for (const FitPoint& f : r.points)
-    if (f.family == "h2d pinned" || f.family == "d2h pinned") EXPECT_LT(std::fabs(f.rel_error()), 0.10) << f.label;
+    if (f.family == "h2d pinned" || f.family == "d2h pinned") {
+      EXPECT_LT(std::fabs(f.rel_error()), 0.10) << f.label;
+    }
 }
 
 TEST(CostFit, ReportAndPlot) {

@@ -237,8 +237,9 @@ TEST(CoordinatorCore, AProcessLearnsWhenTheClockHasComeUpToItsPromise) {
     std::set<int64_t> ends;  // of the calls resolved so far on this connection
     for (const auto& m : h.inbox[conn]) {
       if (auto* r = std::get_if<coord::Resolved>(&m)) ends.insert(r->end_ns);
-      if (auto* w = std::get_if<coord::Want>(&m))
+      if (auto* w = std::get_if<coord::Want>(&m)) {
         EXPECT_TRUE(w->safe_ns <= end || ends.count(end)) << "a Want claimed safe " << w->safe_ns << " before the Resolved";
+      }
     }
   }
 }
@@ -405,7 +406,9 @@ TEST(CoordinatorCore, AJobAsleepAsAWholeMovesToTheNextEventAndItsHoldersResumeTh
     for (const auto& m : h.inbox[2])
       if (auto* r = std::get_if<coord::Resume>(&m)) epoch2 = r->epoch;
     h.send(2, coord::Quiet{round, epoch2, 1});
-    if (h.resolved(0).empty()) ASSERT_TRUE(h.core.start_probe());
+    if (h.resolved(0).empty()) {
+      ASSERT_TRUE(h.core.start_probe());
+    }
   }
   ASSERT_EQ(h.resolved(0).size(), 1u);
   std::vector<coord::Resume> resumes;
