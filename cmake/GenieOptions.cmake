@@ -13,7 +13,7 @@ set(CMAKE_UNITY_BUILD ${GENIE_UNITY_BUILD})
 if(GENIE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # A unity file includes our .cpp files, so gcc takes a pimpl struct holding a type of that file's anonymous
   # namespace for a header's and warns; each such type is still used by one translation unit only.
-  add_compile_options(-Wno-subobject-linkage)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
 endif()
 option(GENIE_FUZZ "Build libFuzzer targets (needs clang); with GENIE_SANITIZE=address every library gets coverage" OFF)
 set(GENIE_SANITIZE "" CACHE STRING "Sanitizer build: '', 'address' (ASan+UBSan) or 'thread'")
