@@ -7,14 +7,9 @@ function(genie_embed_files out symbol)
   set(list_file ${out}.files)
   set(files ${ARGN})
   string(JOIN "\n" lines ${files})
-  # Rewritten only when the list changes: a new time stamp would re-embed and relink at every configure.
-  set(old "")
-  if(EXISTS ${list_file})
-    file(READ ${list_file} old)
-  endif()
-  if(NOT old STREQUAL "${lines}\n")
-    file(WRITE ${list_file} "${lines}\n")
-  endif()
+  # file(CONFIGURE) rewrites the list only when it changes: a new time stamp would re-embed and relink at every
+  # configure.
+  file(CONFIGURE OUTPUT ${list_file} CONTENT "${lines}\n" @ONLY)
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DSYMBOL=${symbol} -DFILES_LIST=${list_file} -P ${script}
     DEPENDS ${files} ${script} ${list_file}

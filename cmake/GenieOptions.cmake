@@ -33,6 +33,7 @@ endif()
 # The sanitizer's shared runtime: programs not built with it (nvcc examples) preload it to use our instrumented
 # libraries (tests/e2e).
 set(GENIE_SANITIZER_RUNTIME "")
+set(link_shared_runtime OFF)
 if(GENIE_SANITIZE STREQUAL "address")
   set(instrument address,undefined)
   if(GENIE_FUZZ)
@@ -46,10 +47,8 @@ if(GENIE_SANITIZE STREQUAL "address")
     -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-    # clang links its ASan runtime statically into executables only, which leaves our shared libraries
-    # (-Wl,--no-undefined) unresolved: link the shared runtime everywhere, found through the rpath.
     set(runtime_name libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
-    add_link_options(-shared-libasan)
+    set(link_shared_runtime ON)
   else()
     set(runtime_name libasan.so)
   endif()
@@ -66,9 +65,11 @@ if(GENIE_SANITIZE)
   if(NOT IS_ABSOLUTE "${GENIE_SANITIZER_RUNTIME}" OR NOT EXISTS "${GENIE_SANITIZER_RUNTIME}")
     message(FATAL_ERROR "GENIE_SANITIZE=${GENIE_SANITIZE}: ${CMAKE_CXX_COMPILER} has no ${runtime_name}")
   endif()
-  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND GENIE_SANITIZE STREQUAL "address")
+  if(link_shared_runtime)
+    # clang links its ASan runtime statically into executables only, which leaves our shared libraries
+    # (-Wl,--no-undefined) unresolved: link the shared runtime everywhere, found through an rpath.
     get_filename_component(runtime_dir ${GENIE_SANITIZER_RUNTIME} DIRECTORY)
-    add_link_options(-Wl,-rpath,${runtime_dir})
+    add_link_options(-shared-libasan -Wl,-rpath,${runtime_dir})
   endif()
 endif()
 set(GENIE_SKIP_DIRS "" CACHE STRING "Module folders of tests/ and bench/ to leave out (development builds)")

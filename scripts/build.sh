@@ -10,13 +10,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 variant=${GENIE_VARIANT:-}
+variant_args=()
+deps=()
 case "$variant" in
-  "") variant_args=(); deps=() ;;
+  "") ;;
   asan)
     variant_args=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGENIE_SANITIZE=address -DGENIE_FUZZ=ON
       -DGENIE_BUILD_BENCH=OFF)
     deps=(clang) ;;
-  tsan) variant_args=(-DGENIE_SANITIZE=thread -DGENIE_BUILD_BENCH=OFF -DGENIE_UNITY_BUILD=ON); deps=() ;;
+  tsan) variant_args=(-DGENIE_SANITIZE=thread -DGENIE_BUILD_BENCH=OFF -DGENIE_UNITY_BUILD=ON) ;;
   *) echo "genie: GENIE_VARIANT='$variant': expected unset, 'asan' or 'tsan'" >&2; exit 2 ;;
 esac
 build=${GENIE_BUILD_DIR:-$here/build${variant:+-$variant}}

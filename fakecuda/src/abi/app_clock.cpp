@@ -48,8 +48,9 @@ __attribute__((constructor)) void find_real_clocks() {
   g_base_real_ns = to_ns(b);
 }
 
-// glibc declares clock_gettime's and gettimeofday's pointers nonnull, so the compiler may fold a null test of them
-// away; a caller may still pass null (the kernel answers EFAULT). The empty asm hides what the pointer is.
+// glibc declares clock_gettime's and gettimeofday's pointers nonnull, so the compiler may fold our null tests of
+// them away; a caller that passes null anyway must reach the real function (which answers as without Genie), not
+// a store through null here. The empty asm hides what the pointer is.
 template <typename T>
 T* opaque(T* p) {
   asm("" : "+r"(p));
