@@ -49,6 +49,7 @@ struct Clock::ThreadState {
   std::atomic<int64_t> last_cpu_ns{0};
   std::atomic<int> excluded_depth{0};   // > 0 while inside emulator work (begin_excluded_work)
   int64_t last_wall_ns = 0;
+  int64_t work_wall_ns = 0;             // CLOCK_MONOTONIC at the outermost begin_excluded_work
 
   int64_t vt() const { return vt_ns.load(std::memory_order_relaxed); }
   // The owner's updates of (vt, excluded, last_cpu).
@@ -121,8 +122,14 @@ SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();
   apply_resume_floor(ts);
-  if (options_.cpu_time_scale == 0.0) return SimTime::ns(ts.vt());  // host time is the modelled costs only
-  int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
+  // Inside emulator work host time stands still: its CPU time is excluded.
+  if (options_.cpu_time_scale == 0.0 || ts.excluded_depth.load(std::memory_order_relaxed) > 0)
+    return SimTime::ns(ts.vt());  // host time is the modelled costs only
+  return sample(ts, read_clock_ns(CLOCK_MONOTONIC));
+}
+
+SimTime Clock::sample(ThreadState& ts, int64_t wall) {
+  if (options_.cpu_time_scale == 0.0) return SimTime::ns(ts.vt());
   if (wall - ts.last_wall_ns >= options_.cpu_sample_interval.count_ns()) {
     int64_t cpu = read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     const int64_t cpu_used = cpu - ts.last_cpu_ns.load(std::memory_order_relaxed);
@@ -163,15 +170,37 @@ void Clock::exclude_cpu_time(SimTime dt) {
            ts.last_cpu_ns.load(std::memory_order_relaxed));
 }
 
-void Clock::begin_excluded_work() {
-  if (!is_virtual()) return;
-  thread_state().excluded_depth.fetch_add(1, std::memory_order_acq_rel);
+SimTime Clock::begin_excluded_work() {
+  if (!is_virtual()) return wall_now();
+  ThreadState& ts = thread_state();
+  if (ts.excluded_depth.load(std::memory_order_relaxed) > 0) {  // nested: the outermost region excludes
+    ts.excluded_depth.fetch_add(1, std::memory_order_acq_rel);
+    return SimTime::ns(ts.vt());
+  }
+  apply_resume_floor(ts);
+  const int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
+  const SimTime t = sample(ts, wall);
+  ts.work_wall_ns = wall;
+  ts.excluded_depth.fetch_add(1, std::memory_order_acq_rel);
+  return t;
 }
 
-void Clock::end_excluded_work(SimTime excluded) {
-  if (!is_virtual()) return;
-  exclude_cpu_time(excluded);
-  thread_state().excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
+SimTime Clock::end_excluded_work(SimTime overhead) {
+  if (!is_virtual()) return wall_now();
+  ThreadState& ts = thread_state();
+  if (ts.excluded_depth.load(std::memory_order_relaxed) > 1) {
+    ts.excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
+    if (overhead > SimTime::zero()) ts.set_vt(ts.vt() + overhead.count_ns());
+    return SimTime::ns(ts.vt());
+  }
+  const int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
+  // Excluded before the region ends, so estimate() never counts the region's CPU time.
+  exclude_cpu_time(SimTime::ns(wall - ts.work_wall_ns));
+  ts.excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
+  apply_resume_floor(ts);
+  sample(ts, wall);
+  if (overhead > SimTime::zero()) ts.set_vt(ts.vt() + overhead.count_ns());
+  return SimTime::ns(ts.vt());
 }
 
 void Clock::discard_cpu_time() {

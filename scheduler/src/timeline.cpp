@@ -11,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "genie/common/block_pool.hpp"
 #include "genie/common/log.hpp"
 #include "genie/common/quiescence.hpp"
 #include "genie/common/thread_util.hpp"
@@ -127,6 +128,7 @@ struct Lane::State {
   SimTime last_end = SimTime::zero();  // end of the last completed op
   Status error;                        // first error seen on this lane
   bool worker_started = false;
+  bool worker_waiting = false;  // the worker sleeps on `cv` (a submit wakes it only then)
   bool stop = false;
   std::vector<OpRecord> records;
   int device = 0;
@@ -235,14 +237,20 @@ Result<SimTime> wait_dep(Timeline::Core& core, const Dep& d) {
   return d.time();
 }
 
+// A queued op: made by the thread that submits, freed by the lane's worker (block_pool.hpp says why a pool).
+std::shared_ptr<Op> make_op() { return std::allocate_shared<Op>(PoolAllocator<Op>()); }
+static_assert(sizeof(Op) + 32 <= kPoolMaxBlock, "an op and its reference counts fit one pool block");
+
 void worker_loop(std::shared_ptr<Lane::State> st) {
   Timeline::Core& tl = *st->core;
+  std::shared_ptr<Op> op;  // the next op, when the previous one's completion found one queued
+  SimTime prev_end;
   for (;;) {
-    std::shared_ptr<Op> op;
-    SimTime prev_end;
-    {
+    if (!op) {
       std::unique_lock lk(st->mu);
+      st->worker_waiting = true;
       st->cv.wait(lk, [&] { return !st->queue.empty() || st->stop; });
+      st->worker_waiting = false;
       if (st->queue.empty()) {  // stopped and drained
         lk.unlock();
         retire_records(*st);
@@ -287,35 +295,36 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
     if (op->spec.external) st->external_end_lb.store(kNoFloor, std::memory_order_release);
     tl_external_lane.reset();
-    {
-      std::lock_guard lk(st->mu);
-      st->last_end = op->end;
-      if (!op->status.is_ok() && st->error.is_ok()) st->error = op->status;
-      st->queue.pop_front();
-      if (st->pending_tail == op) st->pending_tail.reset();
-      if (tl.record_trace)
-        tl.keep_record(st->records, OpRecord{op->spec.label, op->start, op->end, op->spec.kind, op->spec.bytes,
-                                             op->spec.comm, op->spec.seq});
-    }
-    // Release the op's closures (they may hold buffers) before signalling.
+    // Release the op's closures (they may hold buffers) before signalling, and outside the lane's lock (what they
+    // hold may be the last reference to a communicator).
     op->spec.action = nullptr;
     op->spec.run = nullptr;
-    {
-      std::lock_guard lk(tl.mu);
-      op->done.store(true, std::memory_order_release);
-      tl.cv.notify_all();
-    }
-    // The op's end now bounds what waits on it, and the next op starts no earlier. Only now, with the end visible
-    // to whoever waits on it, may an idle lane stop holding the floor.
+    // One critical section completes the op and takes the next: the thread that submits to this lane meets the
+    // worker on the lane's lock once per op, not three times.
+    std::shared_ptr<Op> done_op = std::move(op);
     {
       std::lock_guard lk(st->mu);
+      st->last_end = done_op->end;
+      if (!done_op->status.is_ok() && st->error.is_ok()) st->error = done_op->status;
+      st->queue.pop_front();
+      if (st->pending_tail == done_op) st->pending_tail.reset();
+      if (tl.record_trace)
+        tl.keep_record(st->records, OpRecord{done_op->spec.label, done_op->start, done_op->end, done_op->spec.kind,
+                                             done_op->spec.bytes, done_op->spec.comm, done_op->spec.seq});
+      // The op's end now bounds what waits on it, and the next op starts no earlier. Only with the end visible
+      // to whoever waits on it (done, stored first) may an idle lane stop holding the floor.
+      done_op->done.store(true, std::memory_order_release);
       if (st->queue.empty()) {
         st->floor.store(kNoFloor, std::memory_order_release);
         st->running_ready.store(kNoFloor, std::memory_order_release);
       } else {
-        st->running_ready.store(op->end.count_ns(), std::memory_order_release);
+        st->running_ready.store(done_op->end.count_ns(), std::memory_order_release);
+        op = st->queue.front();
+        prev_end = st->last_end;
       }
     }
+    // Waiters test `done` under the core's lock: notifying under it, after the store, loses no wake-up.
+    tl.notify_completion();
   }
 }
 
@@ -343,6 +352,9 @@ Lane::~Lane() {
 Dep Lane::submit(OpSpec spec, SimTime host_now) {
   State& st = *state_;
   Clock& clock = timeline_.clock();
+  // An op that cannot run inline is queued: allocated before the lane's lock, which the worker takes per op.
+  std::shared_ptr<Op> op;
+  if (!spec.may_run_inline || !clock.is_virtual()) op = make_op();
   std::unique_lock lk(st.mu);
   if (clock.is_virtual() && spec.may_run_inline && !st.pending_tail) {
     bool deps_known = true;
@@ -357,13 +369,9 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       Status status;
       // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
       bool has_work = spec.action || spec.run;
-      SimTime work_start;
-      if (has_work) {
-        clock.begin_excluded_work();
-        work_start = clock.wall_now();
-      }
+      if (has_work) clock.begin_excluded_work();
       run_spec(*st.core, spec, ready, &start, &end, &status);
-      if (has_work) clock.end_excluded_work(clock.wall_now() - work_start);
+      if (has_work) clock.end_excluded_work();
       st.last_end = end;
       if (st.core->record_trace)
         st.core->keep_record(st.records, OpRecord{spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
@@ -393,7 +401,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
     st.running_ready.store(std::min(st.running_ready.load(std::memory_order_relaxed),
                                     max(st.last_end, host_now).count_ns()),
                            std::memory_order_release);
-  auto op = std::make_shared<Op>();
+  if (!op) op = make_op();
   op->spec = std::move(spec);
   op->not_before = host_now;
   op->lane = state_;
@@ -403,9 +411,10 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
     st.worker_started = true;
     start_quiet_thread([st = state_] { worker_loop(st); }).detach();
   }
+  const bool wake = st.worker_waiting;
   lk.unlock();
-  st.cv.notify_one();
-  return Dep::on(op);
+  if (wake) st.cv.notify_one();
+  return Dep::on(std::move(op));
 }
 
 Dep Lane::tail() const {

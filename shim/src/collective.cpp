@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "communicator.hpp"
+#include "genie/common/block_pool.hpp"
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
@@ -241,11 +242,13 @@ Status Communicator::enqueue(const char* label, Run run, fakecuda::Stream& s, sc
   // only they take a place in the issue order (a replayed op runs when its graph reaches it).
   const bool counted = !s.capturing.load(std::memory_order_acquire);
   const uint64_t order = counted ? issued_.fetch_add(1, std::memory_order_relaxed) + 1 : 0;
-  spec.run = [self = shared_from_this(), run = std::move(run), counted, order](SimTime ready) mutable -> Result<SimTime> {
+  // The closure is freed by the stream's worker: pooled (genie/common/block_pool.hpp).
+  spec.run = pooled([self = shared_from_this(), run = std::move(run), counted, order](SimTime ready) mutable
+                    -> Result<SimTime> {
     Result<SimTime> r = run(*self, order, ready);
     if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
     return r;
-  };
+  });
   if (counted) outstanding_.fetch_add(1, std::memory_order_acq_rel);
   auto r = rt_->submit(s, std::move(spec));
   if (!r.is_ok() && counted) {

@@ -34,17 +34,14 @@ class HostCost {
     rt_ = fakecuda::Runtime::instance();
     clock_ = rt_ ? &rt_->clock() : nullptr;
     if (clock_ && clock_->is_virtual()) {
-      t0_ = clock_->now();
-      clock_->begin_excluded_work();
-      w0_ = clock_->wall_now();
+      t0_ = clock_->begin_excluded_work();
     } else {
       clock_ = nullptr;
     }
   }
   ~HostCost() {
     if (!clock_) return;
-    clock_->end_excluded_work(clock_->wall_now() - w0_);
-    SimTime t1 = launches_ ? clock_->api_call(launch_overhead()) : clock_->peek();
+    const SimTime t1 = clock_->end_excluded_work(launches_ ? launch_overhead() : SimTime::zero());
     if (name_) rt_->timeline().record_host(name_, t0_, t1, sched::OpKind::kOther);
   }
   HostCost(const HostCost&) = delete;
@@ -55,7 +52,7 @@ class HostCost {
   const char* name_;
   fakecuda::Runtime* rt_ = nullptr;
   sched::Clock* clock_ = nullptr;
-  SimTime w0_, t0_;
+  SimTime t0_;
 };
 
 inline Result<netsim::DataType> to_datatype(int v) {

@@ -81,15 +81,22 @@ class Clock {
   /// `cpu_now_ns` (that thread's CLOCK_THREAD_CPUTIME). A lower bound of the thread's next host time:
   /// while the thread is inside emulator work whose CPU will be excluded, only the last sample counts.
   SimTime estimate(const ThreadState* ts, int64_t cpu_now_ns) const;
-  /// Marks emulator work on the calling thread whose CPU time is excluded afterwards (exclude_cpu_time):
-  /// begin/end bracket it so estimate() does not count it meanwhile. Nests.
-  void begin_excluded_work();
-  void end_excluded_work(SimTime excluded);
+  /// Marks emulator work on the calling thread whose CPU time is left out of its host time, up to
+  /// end_excluded_work: the region's wall time is excluded (exclude_cpu_time), estimate() does not count it
+  /// meanwhile and now() returns the host time at its start. Returns that time (now()). Nests: only the
+  /// outermost region excludes. One clock read at each end (virtual mode).
+  SimTime begin_excluded_work();
+  /// Ends the region; charges `overhead` (the modelled cost of the API call the work was, as api_call does) and
+  /// returns the host time.
+  SimTime end_excluded_work(SimTime overhead = SimTime::zero());
 
  private:
   ThreadState& thread_state();
   /// Raises the calling thread's host time to the resume floor.
   void apply_resume_floor(ThreadState& ts);
+  /// Charges the CPU time used since the last sample if the sample interval has passed at wall time `wall`
+  /// (CLOCK_MONOTONIC); returns the host time.
+  SimTime sample(ThreadState& ts, int64_t wall);
   void publish(SimTime t);
   /// Host time charged for `cpu_ns` of thread CPU time (cpu_time_scale, rounded to the nanosecond).
   int64_t charge(int64_t cpu_ns) const;
