@@ -54,10 +54,12 @@ struct Clock::ThreadState {
   int64_t vt() const { return vt_ns.load(std::memory_order_relaxed); }
   // The owner's updates of (vt, excluded, last_cpu).
   void write(int64_t vt, int64_t excluded, int64_t last_cpu) {
+    // Release stores, acquire loads in estimate(): a reader that sees any of these values sees the odd version
+    // before it, so its second version read fails (no fences: ThreadSanitizer does not model them).
     version.fetch_add(1, std::memory_order_acq_rel);
-    vt_ns.store(vt, std::memory_order_relaxed);
-    excluded_ns.store(excluded, std::memory_order_relaxed);
-    last_cpu_ns.store(last_cpu, std::memory_order_relaxed);
+    vt_ns.store(vt, std::memory_order_release);
+    excluded_ns.store(excluded, std::memory_order_release);
+    last_cpu_ns.store(last_cpu, std::memory_order_release);
     version.fetch_add(1, std::memory_order_release);
   }
   void set_vt(int64_t vt) { write(vt, excluded_ns.load(std::memory_order_relaxed), last_cpu_ns.load(std::memory_order_relaxed)); }
@@ -215,11 +217,10 @@ SimTime Clock::estimate(const ThreadState* ts, int64_t cpu_now_ns) const {
   for (;;) {
     const uint32_t v1 = ts->version.load(std::memory_order_acquire);
     if (v1 & 1u) continue;  // the owner is writing
-    const int64_t vt = ts->vt_ns.load(std::memory_order_relaxed);
-    const int64_t excluded = ts->excluded_ns.load(std::memory_order_relaxed);
-    const int64_t last_cpu = ts->last_cpu_ns.load(std::memory_order_relaxed);
-    const bool in_work = ts->excluded_depth.load(std::memory_order_relaxed) > 0;
-    std::atomic_thread_fence(std::memory_order_acquire);
+    const int64_t vt = ts->vt_ns.load(std::memory_order_acquire);
+    const int64_t excluded = ts->excluded_ns.load(std::memory_order_acquire);
+    const int64_t last_cpu = ts->last_cpu_ns.load(std::memory_order_acquire);
+    const bool in_work = ts->excluded_depth.load(std::memory_order_acquire) > 0;
     if (ts->version.load(std::memory_order_relaxed) != v1) continue;
     const int64_t floor = resume_floor_ns_.load(std::memory_order_acquire);
     if (in_work || ts->clock_id != id_ || options_.cpu_time_scale == 0.0) return SimTime::ns(std::max(vt, floor));

@@ -76,7 +76,8 @@ Result<SharedSegment*> SharedSegment::create(int nranks, uint64_t id) {
   s->mail_ = reinterpret_cast<Mailbox*>(s->slots_ + nranks);
   s->header_->id = id;
   s->header_->nranks = nranks;
-  std::atomic_thread_fence(std::memory_order_release);
+  // No fence: another process opens the segment only after its fd reached it through the bootstrap's sockets, and
+  // ranks of this process share the mapping through local_segments()'s lock; both order these stores first.
   s->header_->magic = SegmentHeader::kMagic;
   s->shared_local_ = true;
   s->id_ = id;
