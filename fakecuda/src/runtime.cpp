@@ -3,6 +3,7 @@
 #include "genie/fakecuda/runtime.hpp"
 
 #include <algorithm>
+#include <array>
 #include <new>
 #include <sstream>
 #include <thread>
@@ -369,20 +370,31 @@ Status Runtime::query_point(const sched::Dep& d) {
     // `now`, promising `now` meanwhile (Timeline::wait_until_known; the coordinator tells when it has resolved
     // everything before it). Any other thread's first query answers at once, as CUDA's does: PyTorch's watchdog
     // queries each pending work once per sweep while it holds the process group's lock, which the threads that
-    // enqueue work need (waiting there made a pipeline-parallel test take 381 s instead of 27 s).
+    // enqueue work need (waiting there made a pipeline-parallel test take 381 s instead of 27 s). A thread may poll
+    // several streams in turn (nccl-tests -g N polls one per device): the last few works it asked about count.
     constexpr auto kPollWindow = std::chrono::milliseconds(20);
-    thread_local const void* t_polled = nullptr;
-    thread_local std::chrono::steady_clock::time_point t_polled_at;
+    struct Polled {
+      uint64_t id = 0;
+      std::chrono::steady_clock::time_point at;
+    };
+    constexpr size_t kPolledKept = 16;
+    thread_local std::array<Polled, kPolledKept> t_polled{};
+    thread_local size_t t_polled_next = 0;
     const auto wall = std::chrono::steady_clock::now();
-    const bool polling = d.identity() == t_polled && wall - t_polled_at < kPollWindow;
+    const uint64_t id = d.identity();
+    Polled* seen = nullptr;
+    for (Polled& p : t_polled)
+      if (p.id == id) seen = &p;
+    const bool polling = seen && wall - seen->at < kPollWindow;
     const bool wait = polling || timeline_.is_injector();
     auto known = sched::Timeline::Known::kUnknown;
     if (wait) {
       known = timeline_.wait_until_known(d, now, std::chrono::milliseconds(options_.query_wait.count_ns() / 1000000));
       clock().discard_cpu_time();
     }
-    t_polled = d.identity();
-    t_polled_at = wait ? std::chrono::steady_clock::now() : wall;
+    if (!seen) seen = &t_polled[t_polled_next++ % kPolledKept];
+    seen->id = id;
+    seen->at = wait ? std::chrono::steady_clock::now() : wall;
     // Not-ready once known so, even if the work resolves right after: the answer comes from virtual time.
     if (known == sched::Timeline::Known::kNotBy || !d.resolved()) return Status(Errc::kNotReady, "work pending");
   }

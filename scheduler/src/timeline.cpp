@@ -19,6 +19,8 @@
 namespace genie::sched {
 
 struct Op {
+  Op();
+  uint64_t serial;  // unique in the process (Dep::identity: an op's address is reused once it is freed)
   OpSpec spec;
   SimTime not_before;
   std::atomic<bool> done{false};
@@ -42,6 +44,21 @@ struct Injector {
   int64_t wait_promise = kNoFloor;  // a time it may go on at before wait_dep resolves (a query's answer time)
 };
 }  // namespace
+
+namespace {
+// Unique without a shared counter per op: a per-thread prefix (one atomic increment per thread) and a count.
+uint64_t next_op_serial() {
+  static std::atomic<uint64_t> next_thread{1};
+  GENIE_TLS_FAST thread_local uint64_t prefix = 0;
+  GENIE_TLS_FAST thread_local uint64_t count = 0;
+  if (prefix == 0) prefix = next_thread.fetch_add(1, std::memory_order_relaxed) << 40;
+  return prefix | ++count;
+}
+}  // namespace
+
+Op::Op() : serial(next_op_serial()) {}
+
+uint64_t Dep::identity() const { return op_ ? op_->serial : 0; }
 
 Dep Dep::on(std::shared_ptr<Op> op) {
   Dep d;

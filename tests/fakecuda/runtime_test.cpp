@@ -153,6 +153,53 @@ TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
   r2.join();
 }
 
+TEST(RuntimeStreams, AThreadPollingSeveralStreamsInTurnWaitsAsOnOne) {
+  // System: virtual mode; two streams, each with an op that completes only when another thread releases it, 1 s
+  // after it was queued. The thread queries them in turn, as nccl-tests -g N does with one stream per device.
+  // Expectation: the first query of each answers not-ready at once; the second of each is a poll and waits for its
+  // op (ok once released), so the loop ends after a few queries, not after a wall-time-dependent number of them
+  // (each query is charged in virtual time: a thread spinning over streams that never waited had its host time
+  // run ahead of the work it polled, by how long the machine took to move the bytes).
+  RuntimeOptions o = test_options(1);
+  o.query_wait = SimTime::ms(5000);
+  Runtime rt(o);
+  Stream* streams[2] = {rt.create_stream(0, 0, 0), rt.create_stream(0, 0, 0)};
+  std::atomic<bool> released{false};
+  for (Stream* s : streams) {
+    sched::OpSpec spec;
+    spec.may_run_inline = false;
+    spec.run = [&released](SimTime ready) -> Result<SimTime> {
+      while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return ready;
+    };
+    ASSERT_TRUE(rt.submit(*s, std::move(spec)).is_ok());
+  }
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    released.store(true);
+  });
+  int queries = 0;
+  bool done[2] = {false, false};
+  while (!(done[0] && done[1]) && queries < 1000000) {
+    for (int i = 0; i < 2; ++i) {
+      if (done[i]) continue;
+      ++queries;
+      Status st = rt.query(*streams[i]);
+      if (st.is_ok()) {
+        done[i] = true;
+      } else {
+        ASSERT_EQ(st.code(), Errc::kNotReady);
+        if (queries <= 2) {
+          EXPECT_FALSE(released.load()) << "a first query waited for its op";
+        }
+      }
+    }
+  }
+  releaser.join();
+  EXPECT_TRUE(done[0] && done[1]);
+  EXPECT_LE(queries, 4) << "the queries in turn did not wait: the thread spun over the streams";
+}
+
 TEST(RuntimeStreams, ElapsedTimeOfAnEventToItselfIsZero) {
   // Regression: elapsed(e, e) locked the event's mutex twice and never returned. CUDA answers 0.
   Runtime rt(test_options(1));

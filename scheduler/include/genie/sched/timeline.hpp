@@ -37,8 +37,9 @@ class Dep {
   /// Error of the op this point waits for (ok when none or when it succeeded).
   Status status() const;
   bool empty() const { return !op_ && time_ == SimTime::zero(); }
-  /// The op this point waits for (nullptr for a known time): two points are the same pending work when equal.
-  const void* identity() const { return op_.get(); }
+  /// The op this point waits for, as a number unique in the process (0 for a known time): two points are the same
+  /// pending work when equal.
+  uint64_t identity() const;
   /// Lower bound of this point's time in ns: time() once resolved, else what the lane its op is queued on gives:
   /// its injection floor, the start of the op its worker runs, or the lower bound of the op on another lane its
   /// worker waits for (INT64_MAX when all it waits on is an external resolution).
