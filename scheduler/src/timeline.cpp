@@ -140,7 +140,7 @@ struct Lane::State {
   std::shared_ptr<Timeline::Core> core;
   mutable std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::shared_ptr<Op>> queue;
+  std::deque<std::shared_ptr<Op>> queue;  // ops the worker has not taken yet
   std::shared_ptr<Op> pending_tail;  // last queued op, while not done
   SimTime last_end = SimTime::zero();  // end of the last completed op
   Status error;                        // first error seen on this lane
@@ -273,7 +273,8 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
         retire_records(*st);
         return;
       }
-      op = st->queue.front();
+      op = std::move(st->queue.front());  // a move: no reference count written under the lock
+      st->queue.pop_front();
       prev_end = st->last_end;
     }
     SimTime ready = max(prev_end, op->not_before);
@@ -319,12 +320,12 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     // One critical section completes the op and takes the next: the thread that submits to this lane meets the
     // worker on the lane's lock once per op, not three times.
     std::shared_ptr<Op> done_op = std::move(op);
+    std::shared_ptr<Op> tail_ref;  // dropped after the lock
     {
       std::lock_guard lk(st->mu);
       st->last_end = done_op->end;
       if (!done_op->status.is_ok() && st->error.is_ok()) st->error = done_op->status;
-      st->queue.pop_front();
-      if (st->pending_tail == done_op) st->pending_tail.reset();
+      if (st->pending_tail == done_op) tail_ref = std::move(st->pending_tail);
       if (tl.record_trace)
         tl.keep_record(st->records, OpRecord{done_op->spec.label, done_op->start, done_op->end, done_op->spec.kind,
                                              done_op->spec.bytes, done_op->spec.comm, done_op->spec.seq});
@@ -336,7 +337,8 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
         st->running_ready.store(kNoFloor, std::memory_order_release);
       } else {
         st->running_ready.store(done_op->end.count_ns(), std::memory_order_release);
-        op = st->queue.front();
+        op = std::move(st->queue.front());
+        st->queue.pop_front();
         prev_end = st->last_end;
       }
     }
