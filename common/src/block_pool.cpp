@@ -54,6 +54,8 @@ std::size_t size_class(std::size_t bytes) { return bytes == 0 ? 0 : (bytes - 1) 
 
 }  // namespace
 
+bool pool_recycles() noexcept { return kPoolOn; }
+
 void* pool_allocate(std::size_t bytes) {
   const std::size_t c = size_class(bytes);
   if (!kPoolOn || c >= kClasses) return ::operator new(bytes);

@@ -17,17 +17,7 @@
 namespace genie {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPoolOn = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPoolOn = false;
-#else
-constexpr bool kPoolOn = true;
-#endif
-#else
-constexpr bool kPoolOn = true;
-#endif
+const bool kPoolOn = pool_recycles();
 
 // Runs `fn` on a fresh thread whose cache and the shared list of `bytes`'s class are empty: it first takes more
 // blocks of that class than the shared list can hold (and frees them after `fn`).

@@ -92,6 +92,17 @@ TEST(RuntimeStreams, EventElapsedTimeEqualsModelledDurationsExactly) {
   EXPECT_NEAR(ms.value(), expected_ms, expected_ms * 1e-6);
 }
 
+// Queues on `s` an op that runs on the stream's worker and completes only once `released` is set.
+void submit_blocked_op(Runtime& rt, Stream& s, std::atomic<bool>& released) {
+  sched::OpSpec spec;
+  spec.may_run_inline = false;
+  spec.run = [&released](SimTime ready) -> Result<SimTime> {
+    while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return ready;
+  };
+  ASSERT_TRUE(rt.submit(s, std::move(spec)).is_ok());
+}
+
 TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
   // System: virtual mode, query_wait 5 s; each stream op completes only when another thread releases it, 1.5 s
   // after it was queued. Expectation: a thread that enqueues no collectives (PyTorch's watchdog) gets not-ready at
@@ -103,15 +114,7 @@ TEST(RuntimeStreams, OnlyPollsAndInjectorThreadsWaitOnAQueryOfPendingWork) {
   o.query_wait = SimTime::ms(5000);
   Runtime rt(o);
   Stream* s = rt.create_stream(0, 0, 0);
-  auto blocked_op = [&](std::atomic<bool>& released) {
-    sched::OpSpec spec;
-    spec.may_run_inline = false;
-    spec.run = [&released](SimTime ready) -> Result<SimTime> {
-      while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return ready;
-    };
-    ASSERT_TRUE(rt.submit(*s, std::move(spec)).is_ok());
-  };
+  auto blocked_op = [&](std::atomic<bool>& released) { submit_blocked_op(rt, *s, released); };
   auto release_later = [](std::atomic<bool>& released) {
     return std::thread([&released] {
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -165,15 +168,7 @@ TEST(RuntimeStreams, AThreadPollingSeveralStreamsInTurnWaitsAsOnOne) {
   Runtime rt(o);
   Stream* streams[2] = {rt.create_stream(0, 0, 0), rt.create_stream(0, 0, 0)};
   std::atomic<bool> released{false};
-  for (Stream* s : streams) {
-    sched::OpSpec spec;
-    spec.may_run_inline = false;
-    spec.run = [&released](SimTime ready) -> Result<SimTime> {
-      while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return ready;
-    };
-    ASSERT_TRUE(rt.submit(*s, std::move(spec)).is_ok());
-  }
+  for (Stream* s : streams) submit_blocked_op(rt, *s, released);
   std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     released.store(true);

@@ -21,6 +21,8 @@ void* pool_allocate(std::size_t bytes);
 /// Returns a block from pool_allocate(bytes) (the same `bytes`); any thread may return it.
 void pool_free(void* p, std::size_t bytes) noexcept;
 inline constexpr std::size_t kPoolMaxBlock = 512;
+/// Whether blocks are recycled in this build (not under AddressSanitizer).
+bool pool_recycles() noexcept;
 
 /// A standard allocator on the pool (std::allocate_shared puts an object and its reference counts in one block).
 template <class T>
