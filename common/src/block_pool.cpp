@@ -5,20 +5,12 @@
 
 #include <atomic>
 
+#include "genie/common/sanitizer.hpp"
+
 namespace genie {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPoolOn = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPoolOn = false;
-#else
-constexpr bool kPoolOn = true;
-#endif
-#else
-constexpr bool kPoolOn = true;
-#endif
+constexpr bool kPoolOn = !GENIE_ASAN;  // ASan must see every use after free
 
 constexpr std::size_t kGrain = 64;
 constexpr std::size_t kClasses = kPoolMaxBlock / kGrain;

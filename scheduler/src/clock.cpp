@@ -124,9 +124,9 @@ SimTime Clock::now() {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();
   apply_resume_floor(ts);
-  // Inside emulator work host time stands still: its CPU time is excluded.
+  // Host time is the modelled costs only (scale 0), or stands still inside emulator work (its CPU time is excluded).
   if (options_.cpu_time_scale == 0.0 || ts.excluded_depth.load(std::memory_order_relaxed) > 0)
-    return SimTime::ns(ts.vt());  // host time is the modelled costs only
+    return SimTime::ns(ts.vt());
   return sample(ts, read_clock_ns(CLOCK_MONOTONIC));
 }
 
@@ -190,17 +190,16 @@ SimTime Clock::begin_excluded_work() {
 SimTime Clock::end_excluded_work(SimTime overhead) {
   if (!is_virtual()) return wall_now();
   ThreadState& ts = thread_state();
-  if (ts.excluded_depth.load(std::memory_order_relaxed) > 1) {
+  if (ts.excluded_depth.load(std::memory_order_relaxed) > 1) {  // nested: the outermost region excludes
     ts.excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
-    if (overhead > SimTime::zero()) ts.set_vt(ts.vt() + overhead.count_ns());
-    return SimTime::ns(ts.vt());
+  } else {
+    const int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
+    // Excluded before the region ends, so estimate() never counts the region's CPU time.
+    exclude_cpu_time(SimTime::ns(wall - ts.work_wall_ns));
+    ts.excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
+    apply_resume_floor(ts);
+    sample(ts, wall);
   }
-  const int64_t wall = read_clock_ns(CLOCK_MONOTONIC);
-  // Excluded before the region ends, so estimate() never counts the region's CPU time.
-  exclude_cpu_time(SimTime::ns(wall - ts.work_wall_ns));
-  ts.excluded_depth.fetch_sub(1, std::memory_order_acq_rel);
-  apply_resume_floor(ts);
-  sample(ts, wall);
   if (overhead > SimTime::zero()) ts.set_vt(ts.vt() + overhead.count_ns());
   return SimTime::ns(ts.vt());
 }

@@ -20,6 +20,8 @@
 #include <cstring>
 #include <optional>
 
+#include "genie/common/sanitizer.hpp"
+
 namespace genie::sched {
 namespace {
 
@@ -109,17 +111,10 @@ Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_p
   return out;
 }
 
-// gcc says which sanitizer it compiles for with __SANITIZE_*__, clang with __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
+#if GENIE_ASAN
 #define GENIE_SANITIZER_SYMBOL __asan_init
-#elif defined(__SANITIZE_THREAD__)
+#elif GENIE_TSAN
 #define GENIE_SANITIZER_SYMBOL __tsan_init
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GENIE_SANITIZER_SYMBOL __asan_init
-#elif __has_feature(thread_sanitizer)
-#define GENIE_SANITIZER_SYMBOL __tsan_init
-#endif
 #endif
 #ifdef GENIE_SANITIZER_SYMBOL
 extern "C" void GENIE_SANITIZER_SYMBOL();

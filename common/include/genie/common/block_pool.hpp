@@ -2,7 +2,7 @@
 // Recycled small blocks for objects one thread allocates and another frees: a stream op and its closure are
 // made by the thread that enqueues and destroyed by the stream's worker. With malloc, every such free lands in
 // the allocating thread's arena under its lock, which the enqueuing thread then contends for on its next
-// allocation (about 0.25 us of a 1.6 us NCCL call on a 2-vCPU AMD VM, docs/BENCHMARKS.md). Here a freed
+// allocation (`malloc` was 15% of the enqueuing thread's perf samples on a 2-vCPU AMD VM, docs/BENCHMARKS.md). Here a freed
 // block goes onto a lock-free list of its size class and the next allocation of that class, on any thread,
 // takes the whole list into a cache of its own.
 #pragma once
