@@ -99,7 +99,7 @@ double reduce_ref(const Case& c, int n, uint64_t i, const std::vector<double>& s
 }
 
 // Runs `c` on n ranks over `provider` and checks every rank's output element by element.
-void run_case(const std::string& provider, int n, const Case& c) {
+void run_case(const std::string& provider, int n, const Case& c, uint64_t piece_bytes = 0) {
   SCOPED_TRACE(std::string(netsim::collective_name(c.coll)) + " " + netsim::datatype_name(c.dt) + " n=" +
                std::to_string(n) + " count=" + std::to_string(c.count) + (c.in_place ? " in place" : ""));
   auto fcs = make_comms(provider, n);
@@ -146,6 +146,7 @@ void run_case(const std::string& provider, int n, const Case& c) {
   std::vector<Status> st(static_cast<size_t>(n));
   std::vector<std::thread> ts;
   std::vector<ScheduleExecutor> ex(static_cast<size_t>(n));
+  for (auto& e : ex) e.set_piece_bytes(piece_bytes);
   for (int r = 0; r < n; ++r)
     ts.emplace_back([&, r] {
       ExecCall call;
@@ -222,6 +223,20 @@ TEST_P(ExecutorOnProvider, DataMovingAndReducingCollectivesMatchReference) {
   run_case(p, 4, {Collective::kGather, DataType::kInt32, ReduceOp::kSum, 40, 3});
   run_case(p, 4, {Collective::kScatter, DataType::kInt32, ReduceOp::kSum, 40, 1, true});
   run_case(p, 1, {Collective::kAllReduce, DataType::kFloat32, ReduceOp::kPreMulSum, 40});
+}
+
+TEST_P(ExecutorOnProvider, TransfersSentInPiecesForwardAndReduceEachPiece) {
+  // 24-byte pieces: with 2 channels and 64-byte chunks (Case's defaults) a ring block is some 60 bytes, so each
+  // transfer travels as several pieces, the last one shorter, each reduced and forwarded as it arrives.
+  const std::string p = GetParam();
+  run_case(p, 4, {Collective::kAllReduce, DataType::kFloat32, ReduceOp::kSum, 1003}, 24);
+  run_case(p, 4, {Collective::kAllReduce, DataType::kInt32, ReduceOp::kAvg, 517, 0, true}, 24);
+  run_case(p, 3, {Collective::kAllReduce, DataType::kFloat16, ReduceOp::kPreMulSum, 999}, 24);
+  run_case(p, 4, {Collective::kAllGather, DataType::kInt32, ReduceOp::kSum, 301}, 24);
+  run_case(p, 4, {Collective::kReduceScatter, DataType::kFloat32, ReduceOp::kMax, 129, 0, true}, 24);
+  run_case(p, 4, {Collective::kBroadcast, DataType::kFloat32, ReduceOp::kSum, 1000, 2}, 24);
+  run_case(p, 4, {Collective::kReduce, DataType::kInt32, ReduceOp::kProd, 200, 1}, 24);
+  run_case(p, 4, {Collective::kAllToAll, DataType::kInt32, ReduceOp::kSum, 33}, 24);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabric, ExecutorOnProvider, ::testing::Values("shm", "tcp"));

@@ -8,11 +8,27 @@
 #include <deque>
 #include <type_traits>
 
+#include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
 #include "reduce/float_formats.hpp"
 
 namespace genie::shim {
 namespace {
+
+const config::Param<int64_t> kPieceBytes{
+    "shim.fabric_piece_bytes", 512 * 1024,
+    "Real fabric: largest message a chunk of the Schedule is sent in; each piece that arrives is reduced and "
+    "forwarded at once (default: NCCL's Simple FIFO step, NCCL_BUFFSIZE / NCCL_STEPS at the default buffer size).",
+    {}, 4096.0, 1073741824.0};
+
+uint64_t fabric_piece_bytes() {
+  static const uint64_t v = static_cast<uint64_t>(config::global().get(kPieceBytes));
+  return v;
+}
+
+// Tag index of a piece: the transfer's index above kPieceBits, the piece below.
+constexpr int kPieceBits = 12;
+constexpr uint64_t kMaxPieces = uint64_t{1} << kPieceBits;
 
 using netsim::Algorithm;
 using netsim::Collective;
@@ -285,95 +301,140 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   }
   char* st = staging_.get();
 
+  // Each transfer moves in pieces of at most GENIE_SHIM_FABRIC_PIECE_BYTES, as NCCL's FIFO moves a chunk step by step: a piece
+  // that has arrived (and been reduced) is forwarded while the rest of its chunk is still on the wire, instead
+  // of every hop storing and forwarding whole chunks (2 MiB with NCCL's Simple chunking: 17 ms per hop at
+  // 1 Gbit/s). A unit is one piece of one transfer; unit_base[i] is transfer i's first.
+  // Elements per piece of transfer i: the configured size, larger where a transfer would need more than
+  // kMaxPieces (the same on both ends, which see the same Schedule).
+  const uint64_t pe_min = std::max<uint64_t>(1, (piece_bytes_ ? piece_bytes_ : fabric_piece_bytes()) / es);
+  auto pe_of = [&](uint32_t i) { return std::max(pe_min, (d[i].n + kMaxPieces - 1) / kMaxPieces); };
+  if (s.ops.size() >= (uint64_t{1} << (40 - kPieceBits)))
+    return unsupported("the real fabric runs Schedules of fewer than 2^28 operations");
+  std::vector<uint32_t> unit_base(s.ops.size() + 1, 0);
+  std::vector<uint32_t> unit_op;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    unit_base[i] = static_cast<uint32_t>(unit_op.size());
+    const bool mine = s.ops[i].kind == Op::Kind::kTransfer && d[i].n > 0 && (s.ops[i].src == me || s.ops[i].dst == me);
+    const uint64_t pe = pe_of(static_cast<uint32_t>(i));
+    const uint64_t pieces = mine ? (d[i].n + pe - 1) / pe : 0;
+    for (uint64_t k = 0; k < pieces; ++k) unit_op.push_back(static_cast<uint32_t>(i));
+  }
+  unit_base[s.ops.size()] = static_cast<uint32_t>(unit_op.size());
+  auto pieces_of = [&](uint32_t i) { return unit_base[i + 1] - unit_base[i]; };
+  auto piece_len = [&](uint32_t i, uint32_t k) { return std::min<uint64_t>(pe_of(i), d[i].n - k * pe_of(i)); };
+  auto tag_of = [&](uint32_t u) {
+    const uint32_t i = unit_op[u];
+    return make_tag(TagKind::kData, call.seq, (static_cast<uint64_t>(i) << kPieceBits) | (u - unit_base[i]));
+  };
+  // Whether op f's data reaches the send that forwards it piece by piece (the same elements) or only whole.
+  auto piecewise = [&](uint32_t j, uint32_t f) { return d[j].n == d[f].n; };
+
   // Where op i's data is on this rank once it has arrived (and been reduced).
   auto arrived_at = [&](uint32_t i) -> char* {
     const OpData& o = d[i];
     return o.reduce && !o.final_ ? st + o.stage_off : out + o.dst_off * es;
   };
-  std::vector<FabricOpContext> ctx(s.ops.size());
-  std::vector<uint8_t> done(s.ops.size(), 0);
+  std::vector<FabricOpContext> ctx(unit_op.size());
+  std::vector<uint8_t> done(unit_op.size(), 0);
+  std::vector<uint32_t> arrived(s.ops.size(), 0);            // pieces of receive i that have arrived
   std::vector<std::vector<uint32_t>> waiting(s.ops.size());  // sends that forward op i's data
-  std::deque<uint32_t> ready;
-  size_t left = recvs.size() + sends.size();
+  std::deque<uint32_t> ready;                                // send units whose data is here
+  size_t left = unit_op.size();
   for (uint32_t i : sends) {
     const int64_t f = d[i].fwd;
-    if (f >= 0 && d[static_cast<size_t>(f)].n > 0)
+    if (f >= 0 && d[static_cast<size_t>(f)].n > 0) {
       waiting[static_cast<size_t>(f)].push_back(i);
-    else
-      ready.push_back(i);
+    } else {
+      for (uint32_t k = 0; k < pieces_of(i); ++k) ready.push_back(unit_base[i] + k);
+    }
   }
-  for (size_t i = 0; i < ctx.size(); ++i) ctx[i].user = i;
+  for (size_t u = 0; u < ctx.size(); ++u) ctx[u].user = u;
+  std::vector<uint32_t> recv_units;
+  for (uint32_t i : recvs)
+    for (uint32_t k = 0; k < pieces_of(i); ++k) recv_units.push_back(unit_base[i] + k);
   size_t next_recv = 0;
-  const uint64_t seq = call.seq;
 
   auto kick = [&]() -> Result<bool> {
-    while (next_recv < recvs.size()) {
-      const uint32_t i = recvs[next_recv];
+    while (next_recv < recv_units.size()) {
+      const uint32_t u = recv_units[next_recv];
+      const uint32_t i = unit_op[u], k = u - unit_base[i];
       const OpData& o = d[i];
-      char* buf = o.reduce ? st + o.stage_off : out + o.dst_off * es;
-      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().recv(fc.data_addr(s.ops[i].src), buf, o.n * es,
-                                                     make_tag(TagKind::kData, seq, i), &ctx[i]));
+      char* buf = (o.reduce ? st + o.stage_off : out + o.dst_off * es) + k * pe_of(i) * es;
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().recv(fc.data_addr(s.ops[i].src), buf, piece_len(i, k) * es,
+                                                     tag_of(u), &ctx[u]));
       if (!ok) return true;
       ++next_recv;
     }
     while (!ready.empty()) {
-      const uint32_t i = ready.front();
+      const uint32_t u = ready.front();
+      const uint32_t i = unit_op[u], k = u - unit_base[i];
       const OpData& o = d[i];
-      const char* buf = o.fwd >= 0 && d[static_cast<size_t>(o.fwd)].n > 0 ? arrived_at(static_cast<uint32_t>(o.fwd))
-                                                                          : in + o.src_off * es;
-      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(s.ops[i].dst), buf, o.n * es,
-                                                     make_tag(TagKind::kData, seq, i), &ctx[i]));
+      const char* buf = (o.fwd >= 0 && d[static_cast<size_t>(o.fwd)].n > 0 ? arrived_at(static_cast<uint32_t>(o.fwd))
+                                                                           : in + o.src_off * es) +
+                        k * pe_of(i) * es;
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(s.ops[i].dst), buf, piece_len(i, k) * es,
+                                                     tag_of(u), &ctx[u]));
       if (!ok) return true;
       ready.pop_front();
     }
     return false;
   };
-  auto on = [&](uint64_t user, const FabricCompletion& c) -> Status {
-    if (user >= s.ops.size()) return Status::ok();
+  auto on = [&](uint64_t unit, const FabricCompletion& c) -> Status {
+    if (unit >= unit_op.size()) return Status::ok();
+    const uint32_t user = unit_op[unit], k = static_cast<uint32_t>(unit) - unit_base[user];
     const Op& op_u = s.ops[user];
     const bool is_recv = op_u.dst == me;
     if (!c.status.is_ok())
       return Status(c.status.code(), w.what + ": " + (is_recv ? "receiving from " : "sending to ") +
                                          fc.peer_name(is_recv ? op_u.src : op_u.dst) + " failed: " + c.status.message());
-    if (done[user]) return Status::ok();
+    if (done[unit]) return Status::ok();
     const OpData& o = d[user];
     if (is_recv) {
-      if (c.len != o.n * es)
+      const uint64_t len = piece_len(user, k);
+      if (c.len != len * es)
         return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " sent " + std::to_string(c.len) +
-                                         " bytes of a " + std::to_string(o.n * es) + "-byte chunk");
+                                         " bytes of a " + std::to_string(len * es) + "-byte piece");
+      const uint64_t at = k * pe_of(user);  // first element of the piece
       if (o.reduce) {
-        char* chunk = st + o.stage_off;
-        const void* srcs[2] = {chunk, in + o.in_off * es};
+        char* chunk = st + o.stage_off + at * es;
+        const void* srcs[2] = {chunk, in + (o.in_off + at) * es};
         // The chunk is the sender's raw input on its first hop (its PreMulSum scalar applies), else a
         // partial result (scalar 1).
         const double sc[2] = {o.fwd < 0 ? scalars[static_cast<size_t>(op_u.src)] : 1.0,
                               scalars[static_cast<size_t>(me)]};
-        char* dst = o.final_ ? out + o.dst_off * es : chunk;
-        reduce_arrays(dst, srcs, sc, 2, o.n, call.datatype, op);
-        if (o.final_ && int_avg) divide_integers(dst, o.n, call.datatype, static_cast<uint64_t>(n));
+        char* dst = o.final_ ? out + (o.dst_off + at) * es : chunk;
+        reduce_arrays(dst, srcs, sc, 2, len, call.datatype, op);
+        if (o.final_ && int_avg) divide_integers(dst, len, call.datatype, static_cast<uint64_t>(n));
       }
-      for (uint32_t j : waiting[user]) ready.push_back(j);
+      const bool whole = ++arrived[user] == pieces_of(user);
+      for (uint32_t j : waiting[user]) {
+        if (piecewise(j, user)) {
+          ready.push_back(unit_base[j] + k);
+        } else if (whole) {
+          for (uint32_t q = 0; q < pieces_of(j); ++q) ready.push_back(unit_base[j] + q);
+        }
+      }
     }
-    done[user] = 1;
+    done[unit] = 1;
     --left;
     return Status::ok();
   };
   auto waiting_peers = [&] {
     std::vector<int> peers;
-    for (uint32_t i : recvs)
-      if (!done[i]) peers.push_back(s.ops[i].src);
-    for (uint32_t i : sends)
-      if (!done[i]) peers.push_back(s.ops[i].dst);
+    for (size_t u = 0; u < unit_op.size(); ++u) {
+      if (done[u]) continue;
+      const Op& op_u = s.ops[unit_op[u]];
+      peers.push_back(op_u.dst == me ? op_u.src : op_u.dst);
+    }
     std::sort(peers.begin(), peers.end());
     peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
     return peers;
   };
   Status result = drive_completions(fc, fc.data(), w, [&] { return left == 0; }, on, kick, waiting_peers);
   if (!result.is_ok()) {
-    for (uint32_t i : recvs)
-      if (!done[i]) fc.data().cancel(&ctx[i]);
-    for (uint32_t i : sends)
-      if (!done[i]) fc.data().cancel(&ctx[i]);
+    for (size_t u = 0; u < unit_op.size(); ++u)
+      if (!done[u]) fc.data().cancel(&ctx[u]);
     fc.retire(std::move(ctx));
     (void)staging_.release();  // posted receives may still point into it: leaked with the failed call
     staging_bytes_ = 0;

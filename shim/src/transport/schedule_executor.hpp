@@ -39,11 +39,14 @@ class ScheduleExecutor {
  public:
   /// Runs this rank's part of `sched` for `call` on `fc`'s data endpoint. Errors as FabricComm::exchange.
   Status run(FabricComm& fc, const netsim::Schedule& sched, const ExecCall& call, const FabricWait& w);
+  /// Largest message a transfer is sent in (0: GENIE_SHIM_FABRIC_PIECE_BYTES). Every rank must use the same.
+  void set_piece_bytes(uint64_t bytes) { piece_bytes_ = bytes; }
 
  private:
   std::unique_ptr<char[]> staging_;  ///< received chunks that are reduced (kept: pages stay mapped)
   size_t staging_bytes_ = 0;
-  std::vector<char> alltoall_copy_;  ///< in-place all-to-all: the input, read before it is overwritten
+  std::vector<char> alltoall_copy_;
+  uint64_t piece_bytes_ = 0;  ///< in-place all-to-all: the input, read before it is overwritten
 };
 
 }  // namespace genie::shim
