@@ -9,10 +9,12 @@
 #include <nccl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,22 +38,47 @@ void cuda_ok(cudaError_t e, const char* what) {
   if (e != cudaSuccess) die(what, cudaGetErrorString(e));
 }
 
-// Waits for the stream while watching the communicator, as PyTorch's watchdog does: an asynchronous NCCL
-// error ends the wait (and the program) instead of a hang.
-void wait_stream(cudaStream_t s, ncclComm_t comm, const char* what) {
-  for (;;) {
-    cudaError_t q = cudaStreamQuery(s);
-    if (q == cudaSuccess) return;
-    if (q != cudaErrorNotReady) die(what, cudaGetErrorString(q));
-    ncclResult_t a = ncclSuccess;
-    ncclCommGetAsyncError(comm, &a);
-    if (a != ncclSuccess && a != ncclInProgress) {
-      std::string why = std::string(ncclGetErrorString(a)) + " (" + ncclGetLastError(comm) + ")";
-      ncclCommAbort(comm);
-      die(what, why.c_str());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+// Watches the communicator as PyTorch's watchdog thread does while the main thread blocks in
+// cudaStreamSynchronize: an asynchronous NCCL error aborts the communicator (which ends the collective the
+// stream waits on) and the program reports it, instead of a hang. The main thread never sleeps on a poll
+// interval, so the wall time of a call is not rounded up to one (a 1 ms poll was half of a 1 MiB call on shm).
+class Watchdog {
+ public:
+  explicit Watchdog(ncclComm_t comm) : comm_(comm), thread_([this] { loop(); }) {}
+  ~Watchdog() {
+    stop_.store(true);
+    thread_.join();
   }
+  // Dies with the communicator's error if the watchdog saw one.
+  void check(const char* what) {
+    if (failed_.load()) die(what, why_.c_str());
+  }
+
+ private:
+  void loop() {
+    while (!stop_.load()) {
+      ncclResult_t a = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &a);
+      if (a != ncclSuccess && a != ncclInProgress) {
+        why_ = std::string(ncclGetErrorString(a)) + " (" + ncclGetLastError(comm_) + ")";
+        failed_.store(true);
+        ncclCommAbort(comm_);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  ncclComm_t comm_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::string why_;  // written before failed_ is set
+  std::thread thread_;
+};
+
+void wait_stream(cudaStream_t s, Watchdog& dog, const char* what) {
+  const cudaError_t e = cudaStreamSynchronize(s);
+  dog.check(what);
+  if (e != cudaSuccess) die(what, cudaGetErrorString(e));
 }
 
 }  // namespace
@@ -117,6 +144,7 @@ int main(int argc, char** argv) {
   cudaStream_t s;
   cuda_ok(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
   const bool ag = coll == "allgather";
+  auto dog = std::make_unique<Watchdog>(comm);
   if (g_rank == 0)
     std::printf("# %s, %d ranks, fp32 sum, %d iterations per size (wall time)\n# %14s %12s %12s %12s\n", coll.c_str(),
                 nranks, iters, "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
@@ -137,13 +165,13 @@ int main(int argc, char** argv) {
         nccl_ok(ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s), "ncclAllReduce", comm);
     };
     run();
-    wait_stream(s, comm, coll.c_str());
+    wait_stream(s, *dog, coll.c_str());
     const bool last = k + 1 == sizes_mib.size();
     int n = 0;
     auto t0 = std::chrono::steady_clock::now();
     for (;;) {
       run();
-      wait_stream(s, comm, coll.c_str());
+      wait_stream(s, *dog, coll.c_str());
       ++n;
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (n >= iters && !(last && el < loop_s)) break;
@@ -170,6 +198,7 @@ int main(int argc, char** argv) {
     cudaFree(in);
     cudaFree(out);
   }
+  dog.reset();
   ncclCommDestroy(comm);
   if (g_rank == 0) std::printf("fabric_allreduce: 0 failed\n");
   return 0;
