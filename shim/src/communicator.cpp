@@ -139,6 +139,13 @@ Result<std::unique_ptr<FabricComm>> Communicator::connect_fabric(int rank, const
     hosts.emplace_back(r.host);
   }
   if (provider.empty()) provider = multi_host ? "tcp" : "shm";
+  if (provider == "shm") {
+    int here = 0;
+    for (const RankInfo& r : table)
+      here += std::strncmp(r.host, table[static_cast<size_t>(rank)].host, sizeof(r.host)) == 0;
+    const std::string copy = FabricEndpoint::choose_shm_copy(here);
+    GENIE_LOG_DEBUG("shim", "fabric: shm moves large messages by {} ({} ranks on this host)", copy, here);
+  }
   auto fc = FabricComm::open(provider, fabric_addr(), table[static_cast<size_t>(rank)].cuda_dev);
   GENIE_ASSIGN_OR_RETURN(auto all, session.allgather(fabric_blob(fc), {}));
   if (!fc.is_ok()) return fc.status();

@@ -5,8 +5,10 @@
 #include "transport/schedule_executor.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -240,6 +242,28 @@ TEST_P(ExecutorOnProvider, TransfersSentInPiecesForwardAndReduceEachPiece) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabric, ExecutorOnProvider, ::testing::Values("shm", "tcp"));
+
+TEST(FabricEndpoint, ShmCopyPathFollowsRanksPerCpuUnlessTheUserChoseOne) {
+  const char* before = std::getenv("FI_SHM_DISABLE_CMA");
+  const std::string saved = before ? before : "";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const int cpus = CPU_COUNT(&set);
+  ::unsetenv("FI_SHM_DISABLE_CMA");
+  EXPECT_EQ(FabricEndpoint::choose_shm_copy(cpus), "sar");  // a CPU per rank: both sides copy
+  EXPECT_STREQ(std::getenv("FI_SHM_DISABLE_CMA"), "1");
+  ::unsetenv("FI_SHM_DISABLE_CMA");
+  EXPECT_EQ(FabricEndpoint::choose_shm_copy(cpus + 1), "cma");  // oversubscribed: the receiver copies alone
+  EXPECT_STREQ(std::getenv("FI_SHM_DISABLE_CMA"), "0");
+  ::setenv("FI_SHM_DISABLE_CMA", "no", 1);  // the user's own setting wins and is left as it is
+  EXPECT_EQ(FabricEndpoint::choose_shm_copy(1), "cma");
+  EXPECT_STREQ(std::getenv("FI_SHM_DISABLE_CMA"), "no");
+  if (before)
+    ::setenv("FI_SHM_DISABLE_CMA", saved.c_str(), 1);
+  else
+    ::unsetenv("FI_SHM_DISABLE_CMA");
+}
 
 TEST(FabricEndpoint, MissingProviderListsThoseThatArePresent) {
   auto ep = FabricEndpoint::open("no-such-provider", "127.0.0.1");

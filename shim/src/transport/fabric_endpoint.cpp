@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
 #include "genie/common/shm_names.hpp"
 #include "transport/nic_locality.hpp"
@@ -112,6 +113,32 @@ std::string user_name(const std::string& lf) {
 std::string libfabric_provider_name(const std::string& provider) {
   if (provider == "tcp" || provider == "verbs") return provider + ";ofi_rxm";
   return provider;
+}
+
+const config::Param<std::string> kShmCma{
+    "shim.fabric_shm_cma", "auto",
+    "Real fabric, shm provider: how large messages move between processes of one host: auto (bounce buffers "
+    "both sides copy while there is a CPU per rank on the host, else the receiver reads the sender's memory "
+    "with CMA), on (always CMA), off (never). Ignored when FI_SHM_DISABLE_CMA is set.",
+    {"auto", "on", "off"}};
+
+std::string FabricEndpoint::choose_shm_copy(int ranks_on_host) {
+  if (const char* user = std::getenv("FI_SHM_DISABLE_CMA"); user != nullptr)
+    return std::strcmp(user, "0") == 0 || std::strcmp(user, "false") == 0 || std::strcmp(user, "no") == 0 ? "cma"
+                                                                                                          : "sar";
+  const std::string mode = config::global().get(kShmCma);
+  bool cma = mode == "on";
+  if (mode == "auto") {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    cma = ranks_on_host > cpus;
+  }
+  // Measured (docs/BENCHMARKS.md): 2 ranks on 2 CPUs, bounce buffers 1.8-2.3 GB/s busbw against 0.7-1.2 with CMA
+  // (the receiver holds its queue's lock through each process_vm_readv while the sender spins on it); 4 ranks on
+  // 2 CPUs, bounce buffers 0.02-0.65 GB/s against 0.4-0.7 (each segment waits for the peer to be scheduled).
+  ::setenv("FI_SHM_DISABLE_CMA", cma ? "0" : "1", 0);
+  return cma ? "cma" : "sar";
 }
 
 std::vector<std::string> FabricEndpoint::available_providers() {

@@ -45,6 +45,12 @@ class FabricEndpoint {
   /// server pairs GPU k with the NIC on its PCIe switch (choose_nic, nic_locality.hpp).
   static Result<std::unique_ptr<FabricEndpoint>> open(const std::string& provider, const std::string& src_addr,
                                                       int gpu = 0);
+  /// How libfabric's shm provider moves large messages in this process, chosen before libfabric initialises
+  /// (it reads FI_SHM_DISABLE_CMA once): with at most one rank per CPU the sender and the receiver each copy
+  /// through shared bounce buffers (SAR), in parallel; with more ranks than CPUs the receiver reads the
+  /// sender's pages itself (CMA), which needs no peer to be scheduled. GENIE_SHIM_FABRIC_SHM_CMA=on/off forces
+  /// one; a user's own FI_SHM_DISABLE_CMA is left alone. Returns the choice ("cma" or "sar"), for the log.
+  static std::string choose_shm_copy(int ranks_on_host);
   /// The providers libfabric offers on this machine for tagged RDM endpoints ("tcp", "shm", ...).
   static std::vector<std::string> available_providers();
   ~FabricEndpoint();
@@ -86,7 +92,7 @@ class FabricEndpoint {
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;
-  bool cq_waits_ = false;  ///< the CQ has a wait object: fi_cq_sread blocks
+  bool cq_waits_ = false;     ///< the CQ has a wait object: fi_cq_sread blocks
   bool yield_reads_ = false;  ///< no usable wait object (shm): wait by reading and yielding, up to the timeout
   std::string provider_;
   std::string domain_name_;
