@@ -3,10 +3,12 @@
 #include "genie/sched/timeline.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -146,6 +148,8 @@ struct Lane::State {
   Status error;                        // first error seen on this lane
   bool worker_started = false;
   bool worker_waiting = false;  // the worker sleeps on `cv` (a submit wakes it only then)
+  // Ops queued so far (written under `mu`): the worker watches it for a moment before it sleeps.
+  std::atomic<uint64_t> submitted{0};
   bool stop = false;
   std::vector<OpRecord> records;
   int device = 0;
@@ -258,12 +262,22 @@ Result<SimTime> wait_dep(Timeline::Core& core, const Dep& d) {
 std::shared_ptr<Op> make_op() { return std::allocate_shared<Op>(PoolAllocator<Op>()); }
 static_assert(sizeof(Op) + 32 <= kPoolMaxBlock, "an op and its reference counts fit one pool block");
 
+// How long an idle worker watches for the next op before it sleeps. A submit that finds the worker awake
+// signals nothing; waking a sleeping one costs the submitting thread a futex call, which was a third of an NCCL
+// call's CPU time when calls came back to back (docs/BENCHMARKS.md). Yields between looks, so ranks that share
+// a core still run.
+constexpr auto kIdleWatch = std::chrono::microseconds(20);
+
 void worker_loop(std::shared_ptr<Lane::State> st) {
   Timeline::Core& tl = *st->core;
   std::shared_ptr<Op> op;  // the next op, when the previous one's completion found one queued
   SimTime prev_end;
+  uint64_t seen = 0;  // st->submitted when the worker last found the queue empty
   for (;;) {
     if (!op) {
+      const auto until = std::chrono::steady_clock::now() + kIdleWatch;
+      while (st->submitted.load(std::memory_order_relaxed) == seen && std::chrono::steady_clock::now() < until)
+        sched_yield();
       std::unique_lock lk(st->mu);
       st->worker_waiting = true;
       st->cv.wait(lk, [&] { return !st->queue.empty() || st->stop; });
@@ -273,6 +287,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
         retire_records(*st);
         return;
       }
+      seen = st->submitted.load(std::memory_order_relaxed);
       op = std::move(st->queue.front());  // a move: no reference count written under the lock
       st->queue.pop_front();
       prev_end = st->last_end;
@@ -335,6 +350,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       if (st->queue.empty()) {
         st->floor.store(kNoFloor, std::memory_order_release);
         st->running_ready.store(kNoFloor, std::memory_order_release);
+        seen = st->submitted.load(std::memory_order_relaxed);
       } else {
         st->running_ready.store(done_op->end.count_ns(), std::memory_order_release);
         op = std::move(st->queue.front());
@@ -425,6 +441,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
   op->not_before = host_now;
   op->lane = state_;
   st.queue.push_back(op);
+  st.submitted.store(st.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   st.pending_tail = op;
   if (!st.worker_started) {
     st.worker_started = true;
