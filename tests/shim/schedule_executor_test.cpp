@@ -244,25 +244,28 @@ TEST_P(ExecutorOnProvider, TransfersSentInPiecesForwardAndReduceEachPiece) {
 INSTANTIATE_TEST_SUITE_P(Fabric, ExecutorOnProvider, ::testing::Values("shm", "tcp"));
 
 TEST(FabricEndpoint, ShmCopyPathFollowsRanksPerCpuUnlessTheUserChoseOne) {
+  EXPECT_EQ(FabricEndpoint::shm_copy_rule(2, 2, "auto", nullptr), "sar");  // a CPU per rank: both sides copy
+  EXPECT_EQ(FabricEndpoint::shm_copy_rule(3, 2, "auto", nullptr), "cma");  // oversubscribed: the receiver copies
+  EXPECT_EQ(FabricEndpoint::shm_copy_rule(1, 8, "on", nullptr), "cma");
+  EXPECT_EQ(FabricEndpoint::shm_copy_rule(64, 2, "off", nullptr), "sar");
+  EXPECT_EQ(FabricEndpoint::shm_copy_rule(2, 2, "auto", "no"), "cma");  // the user's FI_SHM_DISABLE_CMA wins
+  EXPECT_EQ(FabricEndpoint::shm_copy_rule(64, 2, "on", "1"), "sar");
+}
+
+TEST(FabricEndpoint, ShmCopyIsChosenOncePerProcessAndSetForLibfabric) {
+  // Ranks of one process initialise from several threads at once: one decision, the same answer for all.
   const char* before = std::getenv("FI_SHM_DISABLE_CMA");
-  const std::string saved = before ? before : "";
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-  const int cpus = CPU_COUNT(&set);
-  ::unsetenv("FI_SHM_DISABLE_CMA");
-  EXPECT_EQ(FabricEndpoint::choose_shm_copy(cpus), "sar");  // a CPU per rank: both sides copy
-  EXPECT_STREQ(std::getenv("FI_SHM_DISABLE_CMA"), "1");
-  ::unsetenv("FI_SHM_DISABLE_CMA");
-  EXPECT_EQ(FabricEndpoint::choose_shm_copy(cpus + 1), "cma");  // oversubscribed: the receiver copies alone
-  EXPECT_STREQ(std::getenv("FI_SHM_DISABLE_CMA"), "0");
-  ::setenv("FI_SHM_DISABLE_CMA", "no", 1);  // the user's own setting wins and is left as it is
-  EXPECT_EQ(FabricEndpoint::choose_shm_copy(1), "cma");
-  EXPECT_STREQ(std::getenv("FI_SHM_DISABLE_CMA"), "no");
-  if (before)
-    ::setenv("FI_SHM_DISABLE_CMA", saved.c_str(), 1);
-  else
-    ::unsetenv("FI_SHM_DISABLE_CMA");
+  std::vector<std::string> got(4);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 4; ++i)
+    ts.emplace_back([&, i] { got[static_cast<size_t>(i)] = FabricEndpoint::choose_shm_copy(1 + 63 * i); });
+  for (auto& t : ts) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, got[0]);
+  if (before == nullptr) {
+    const char* set = std::getenv("FI_SHM_DISABLE_CMA");
+    ASSERT_NE(set, nullptr);
+    EXPECT_STREQ(set, got[0] == "cma" ? "0" : "1");
+  }
 }
 
 TEST(FabricEndpoint, MissingProviderListsThoseThatArePresent) {

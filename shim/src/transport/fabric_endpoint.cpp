@@ -122,23 +122,30 @@ const config::Param<std::string> kShmCma{
     "with CMA), on (always CMA), off (never). Ignored when FI_SHM_DISABLE_CMA is set.",
     {"auto", "on", "off"}};
 
-std::string FabricEndpoint::choose_shm_copy(int ranks_on_host) {
-  if (const char* user = std::getenv("FI_SHM_DISABLE_CMA"); user != nullptr)
+std::string FabricEndpoint::shm_copy_rule(int ranks_on_host, int cpus, const std::string& mode, const char* user) {
+  if (user != nullptr)
     return std::strcmp(user, "0") == 0 || std::strcmp(user, "false") == 0 || std::strcmp(user, "no") == 0 ? "cma"
                                                                                                           : "sar";
-  const std::string mode = config::global().get(kShmCma);
-  bool cma = mode == "on";
-  if (mode == "auto") {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    cma = ranks_on_host > cpus;
-  }
-  // Measured (docs/BENCHMARKS.md): 2 ranks on 2 CPUs, bounce buffers 1.8-2.3 GB/s busbw against 0.7-1.2 with CMA
+  if (mode == "on") return "cma";
+  if (mode == "off") return "sar";
+  // Measured (docs/BENCHMARKS.md): 2 ranks on 2 CPUs, bounce buffers 1.8-2.6 GB/s busbw against 0.7-1.2 with CMA
   // (the receiver holds its queue's lock through each process_vm_readv while the sender spins on it); 4 ranks on
-  // 2 CPUs, bounce buffers 0.02-0.65 GB/s against 0.4-0.7 (each segment waits for the peer to be scheduled).
-  ::setenv("FI_SHM_DISABLE_CMA", cma ? "0" : "1", 0);
-  return cma ? "cma" : "sar";
+  // 2 CPUs, bounce buffers 0.02-0.65 GB/s against 0.4-0.9 (each segment waits for the peer to be scheduled).
+  return ranks_on_host > cpus ? "cma" : "sar";
+}
+
+std::string FabricEndpoint::choose_shm_copy(int ranks_on_host) {
+  static std::mutex mu;
+  static std::string decided;
+  std::lock_guard lk(mu);
+  if (!decided.empty()) return decided;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const char* user = std::getenv("FI_SHM_DISABLE_CMA");
+  decided = shm_copy_rule(ranks_on_host, cpus, config::global().get(kShmCma), user);
+  if (user == nullptr) ::setenv("FI_SHM_DISABLE_CMA", decided == "cma" ? "0" : "1", 0);
+  return decided;
 }
 
 std::vector<std::string> FabricEndpoint::available_providers() {

@@ -45,11 +45,15 @@ class FabricEndpoint {
   /// server pairs GPU k with the NIC on its PCIe switch (choose_nic, nic_locality.hpp).
   static Result<std::unique_ptr<FabricEndpoint>> open(const std::string& provider, const std::string& src_addr,
                                                       int gpu = 0);
-  /// How libfabric's shm provider moves large messages in this process, chosen before libfabric initialises
-  /// (it reads FI_SHM_DISABLE_CMA once): with at most one rank per CPU the sender and the receiver each copy
-  /// through shared bounce buffers (SAR), in parallel; with more ranks than CPUs the receiver reads the
-  /// sender's pages itself (CMA), which needs no peer to be scheduled. GENIE_SHIM_FABRIC_SHM_CMA=on/off forces
-  /// one; a user's own FI_SHM_DISABLE_CMA is left alone. Returns the choice ("cma" or "sar"), for the log.
+  /// How libfabric's shm provider moves large messages: "sar" (bounce buffers the sender fills while the
+  /// receiver empties them, both copying in parallel) while there is a CPU per rank on the host, "cma" (the
+  /// receiver reads the sender's pages itself, which needs no peer to be scheduled) when ranks outnumber CPUs.
+  /// `mode` is GENIE_SHIM_FABRIC_SHM_CMA (auto, on, off); `user` a FI_SHM_DISABLE_CMA value the user set (null:
+  /// unset), which wins.
+  static std::string shm_copy_rule(int ranks_on_host, int cpus, const std::string& mode, const char* user);
+  /// Applies shm_copy_rule once per process, before libfabric initialises (it reads FI_SHM_DISABLE_CMA once):
+  /// the first communicator decides, later calls return that choice. Thread-safe (ranks of one process may
+  /// initialise at once). Returns "cma" or "sar", for the log.
   static std::string choose_shm_copy(int ranks_on_host);
   /// The providers libfabric offers on this machine for tagged RDM endpoints ("tcp", "shm", ...).
   static std::vector<std::string> available_providers();
