@@ -263,9 +263,9 @@ std::shared_ptr<Op> make_op() { return std::allocate_shared<Op>(PoolAllocator<Op
 static_assert(sizeof(Op) + 32 <= kPoolMaxBlock, "an op and its reference counts fit one pool block");
 
 // How long an idle worker watches for the next op before it sleeps. A submit that finds the worker awake
-// signals nothing; waking a sleeping one costs the submitting thread a futex call, which was a third of an NCCL
-// call's CPU time when calls came back to back (docs/BENCHMARKS.md). Yields between looks, so ranks that share
-// a core still run.
+// signals nothing; waking a sleeping one costs the submitting thread a futex call (the send/recv group call:
+// 1.14-1.47 us with the watch against 1.57-3.07 us without; docs/BENCHMARKS.md). Yields between looks, so ranks
+// that share a core still run.
 constexpr auto kIdleWatch = std::chrono::microseconds(20);
 
 void worker_loop(std::shared_ptr<Lane::State> st) {

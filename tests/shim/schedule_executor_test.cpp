@@ -5,7 +5,6 @@
 #include "transport/schedule_executor.hpp"
 
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <cmath>
 #include <cstdlib>

@@ -128,9 +128,9 @@ std::string FabricEndpoint::shm_copy_rule(int ranks_on_host, int cpus, const std
                                                                                                           : "sar";
   if (mode == "on") return "cma";
   if (mode == "off") return "sar";
-  // Measured (docs/BENCHMARKS.md): 2 ranks on 2 CPUs, bounce buffers 1.8-2.6 GB/s busbw against 0.7-1.2 with CMA
+  // Measured (docs/BENCHMARKS.md): 2 ranks on 2 CPUs, bounce buffers 0.8-2.6 GB/s busbw against 0.7-1.2 with CMA
   // (the receiver holds its queue's lock through each process_vm_readv while the sender spins on it); 4 ranks on
-  // 2 CPUs, bounce buffers 0.02-0.65 GB/s against 0.4-0.9 (each segment waits for the peer to be scheduled).
+  // 2 CPUs, bounce buffers 0.02-0.65 GB/s against 0.15-0.9 (each segment waits for the peer to be scheduled).
   return ranks_on_host > cpus ? "cma" : "sar";
 }
 

@@ -322,13 +322,14 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   }
   unit_base[s.ops.size()] = static_cast<uint32_t>(unit_op.size());
   auto pieces_of = [&](uint32_t i) { return unit_base[i + 1] - unit_base[i]; };
-  auto piece_len = [&](uint32_t i, uint32_t k) { return std::min<uint64_t>(pe_of(i), d[i].n - k * pe_of(i)); };
+  auto piece_len = [&](uint32_t i, uint32_t k) {
+    const uint64_t pe = pe_of(i);
+    return std::min<uint64_t>(pe, d[i].n - k * pe);
+  };
   auto tag_of = [&](uint32_t u) {
     const uint32_t i = unit_op[u];
     return make_tag(TagKind::kData, call.seq, (static_cast<uint64_t>(i) << kPieceBits) | (u - unit_base[i]));
   };
-  // Whether op f's data reaches the send that forwards it piece by piece (the same elements) or only whole.
-  auto piecewise = [&](uint32_t j, uint32_t f) { return d[j].n == d[f].n; };
 
   // Where op i's data is on this rank once it has arrived (and been reduced).
   auto arrived_at = [&](uint32_t i) -> char* {
@@ -337,13 +338,17 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   };
   std::vector<FabricOpContext> ctx(unit_op.size());
   std::vector<uint8_t> done(unit_op.size(), 0);
-  std::vector<uint32_t> arrived(s.ops.size(), 0);            // pieces of receive i that have arrived
   std::vector<std::vector<uint32_t>> waiting(s.ops.size());  // sends that forward op i's data
   std::deque<uint32_t> ready;                                // send units whose data is here
   size_t left = unit_op.size();
   for (uint32_t i : sends) {
     const int64_t f = d[i].fwd;
     if (f >= 0 && d[static_cast<size_t>(f)].n > 0) {
+      // A send forwards exactly the elements it received (layout() gives both the same ring block or slice), so
+      // piece k of the one is piece k of the other.
+      if (d[static_cast<size_t>(f)].n != d[i].n)
+        return internal_error("the Schedule forwards " + std::to_string(d[static_cast<size_t>(f)].n) +
+                              " received elements as " + std::to_string(d[i].n));
       waiting[static_cast<size_t>(f)].push_back(i);
     } else {
       for (uint32_t k = 0; k < pieces_of(i); ++k) ready.push_back(unit_base[i] + k);
@@ -407,14 +412,7 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
         reduce_arrays(dst, srcs, sc, 2, len, call.datatype, op);
         if (o.final_ && int_avg) divide_integers(dst, len, call.datatype, static_cast<uint64_t>(n));
       }
-      const bool whole = ++arrived[user] == pieces_of(user);
-      for (uint32_t j : waiting[user]) {
-        if (piecewise(j, user)) {
-          ready.push_back(unit_base[j] + k);
-        } else if (whole) {
-          for (uint32_t q = 0; q < pieces_of(j); ++q) ready.push_back(unit_base[j] + q);
-        }
-      }
+      for (uint32_t j : waiting[user]) ready.push_back(unit_base[j] + k);
     }
     done[unit] = 1;
     --left;

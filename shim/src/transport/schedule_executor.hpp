@@ -45,8 +45,8 @@ class ScheduleExecutor {
  private:
   std::unique_ptr<char[]> staging_;  ///< received chunks that are reduced (kept: pages stay mapped)
   size_t staging_bytes_ = 0;
-  std::vector<char> alltoall_copy_;
-  uint64_t piece_bytes_ = 0;  ///< in-place all-to-all: the input, read before it is overwritten
+  std::vector<char> alltoall_copy_;  ///< in-place all-to-all: the input, read before it is overwritten
+  uint64_t piece_bytes_ = 0;         ///< set_piece_bytes (0: the configured size)
 };
 
 }  // namespace genie::shim
