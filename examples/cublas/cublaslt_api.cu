@@ -66,7 +66,8 @@ int main() {
   int count = -1;
   EXPECT_STATUS("Heuristic", CUBLAS_STATUS_SUCCESS,
                 cublasLtMatmulAlgoGetHeuristic(lt, op, a, b, c, c, pref, 4, res, &count));
-  EXPECT_EQ_INT("one algorithm", 1, count);
+  // Up to requestedAlgoCount (Genie returns one; cuBLASLt 13.0 on an H200 returned 4 of 4).
+  EXPECT_EQ_INT("1 to 4 algorithms", 1, count >= 1 && count <= 4);
   EXPECT_EQ_INT("its state", CUBLAS_STATUS_SUCCESS, res[0].state);
   EXPECT_EQ_INT("waves > 0", 1, res[0].wavesCount > 0);
   EXPECT_STATUS("Heuristic with requestedAlgoCount 0", CUBLAS_STATUS_INVALID_VALUE,
@@ -112,14 +113,20 @@ int main() {
                 cublasLtMatmul(lt, &local, &one, dA, a, dB, b, &zero, dC, c, dC, c, nullptr, dW, ws, s));
   cublasLtMatmulDescOpaque_t garbage;
   std::memset(&garbage, 0xab, sizeof(garbage));
-  EXPECT_STATUS("Set on an uninitialised descriptor", CUBLAS_STATUS_INVALID_VALUE,
-                cublasLtMatmulDescSetAttribute(&garbage, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
+  if (on_genie())  // undefined behaviour in cuBLASLt (it returned success on an H200); Genie checks it
+    EXPECT_STATUS("Set on an uninitialised descriptor", CUBLAS_STATUS_INVALID_VALUE,
+                  cublasLtMatmulDescSetAttribute(&garbage, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
+  else
+    SKIP_ON_REAL_GPU("Set on an uninitialised descriptor", "undefined behaviour");
   EXPECT_STATUS("MatmulDescDestroy", CUBLAS_STATUS_SUCCESS, cublasLtMatmulDescDestroy(op));
   EXPECT_STATUS("LayoutDestroy", CUBLAS_STATUS_SUCCESS, cublasLtMatrixLayoutDestroy(bad));
   for (cublasLtMatrixLayout_t l : {a, b, c})
     EXPECT_STATUS("LayoutDestroy A/B/C", CUBLAS_STATUS_SUCCESS, cublasLtMatrixLayoutDestroy(l));
   EXPECT_STATUS("PreferenceDestroy", CUBLAS_STATUS_SUCCESS, cublasLtMatmulPreferenceDestroy(pref));
   EXPECT_STATUS("LtDestroy", CUBLAS_STATUS_SUCCESS, cublasLtDestroy(lt));
-  EXPECT_STATUS("LtDestroy twice", CUBLAS_STATUS_NOT_INITIALIZED, cublasLtDestroy(lt));
+  if (on_genie())
+    EXPECT_STATUS("LtDestroy twice", CUBLAS_STATUS_NOT_INITIALIZED, cublasLtDestroy(lt));
+  else
+    SKIP_ON_REAL_GPU("LtDestroy twice", "a destroyed handle is undefined behaviour");
   return finish("cublaslt_api");
 }

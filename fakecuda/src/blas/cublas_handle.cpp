@@ -70,8 +70,12 @@ cublasStatus_t matrix_copy(const char* fn, int64_t rows, int64_t cols, int64_t e
   if (rows < 0) return reject(fn, "rows");
   if (cols < 0) return reject(fn, "cols");
   if (elem <= 0) return reject(fn, "elemSize");
-  if (lda <= 0 || lda < rows) return reject(fn, "lda");
-  if (ldb <= 0 || ldb < rows) return reject(fn, "ldb");
+  if (lda <= 0) return reject(fn, "lda");
+  if (ldb <= 0) return reject(fn, "ldb");
+  // A leading dimension below rows is no argument error for cuBLAS: the strided copy it makes is refused, and it
+  // answers MAPPING_ERROR (cuBLAS 13.0 on an H200, docs/validation.md).
+  if (lda < rows) return reject(fn, "lda (less than rows: the strided copy is refused)", CUBLAS_STATUS_MAPPING_ERROR);
+  if (ldb < rows) return reject(fn, "ldb (less than rows: the strided copy is refused)", CUBLAS_STATUS_MAPPING_ERROR);
   if (rows > 0 && cols > 0 && (a == nullptr || b == nullptr)) return reject(fn, a == nullptr ? "A" : "B");
   return strided_copy(fn, b, static_cast<size_t>(ldb * elem), a, static_cast<size_t>(lda * elem),
                       static_cast<size_t>(rows * elem), static_cast<size_t>(cols), stream, sync);
@@ -126,9 +130,9 @@ GENIE_CUBLAS_EXPORT size_t cublasGetCudartVersion(void) { return kCudartVersion;
 GENIE_CUBLAS_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, size_t bytes) {
   return guard(__func__, [&]() -> cublasStatus_t {
     GENIE_BLAS_HANDLE(h, handle);
-    // cuBLAS documentation (cublasSetWorkspace): the workspace pointer must be aligned to at least 256 bytes.
+    // cuBLAS documents 256-byte alignment for the workspace but accepts less (cuBLAS 13.0 on an H200,
+    // docs/validation.md), so Genie does too.
     GENIE_BLAS_CHECK(bytes > 0 && workspace == nullptr, "workspace");
-    GENIE_BLAS_CHECK(reinterpret_cast<uintptr_t>(workspace) % 256 != 0, "workspace (not 256-byte aligned)");
     h->workspace = workspace;
     h->workspace_bytes = workspace == nullptr ? 0 : bytes;
     return CUBLAS_STATUS_SUCCESS;

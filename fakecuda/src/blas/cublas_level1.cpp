@@ -24,8 +24,12 @@ cublasStatus_t level1(const char* fn, cublasHandle_t handle, int64_t n, size_t e
   return guard(fn, [&]() -> cublasStatus_t {
     GENIE_BLAS_HANDLE(h, handle);
     const bool reduction = result_bytes > 0;
-    if (reduction && result == nullptr) return reject(fn, "result");
     const bool host_result = (reduction || scalar_outputs) && h->pointer_mode == CUBLAS_POINTER_MODE_HOST;
+    // A NULL host result is no argument error for cuBLAS: copying the result to it fails, MAPPING_ERROR (cuBLAS
+    // 13.0 on an H200, docs/validation.md). A NULL device result stays an argument error here.
+    if (reduction && result == nullptr)
+      return host_result ? reject(fn, "result (NULL: the copy of the result is refused)", CUBLAS_STATUS_MAPPING_ERROR)
+                         : reject(fn, "result");
     if (n <= 0) {  // BLAS quick return: the result is 0
       if (host_result) write_host_zero(result, result_bytes);
       return CUBLAS_STATUS_SUCCESS;
