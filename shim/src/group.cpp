@@ -5,6 +5,7 @@
 #include "group.hpp"
 
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "genie/fakecuda/runtime.hpp"
@@ -46,11 +47,14 @@ Status launch(std::vector<Task>& tasks, SimTime launch_overhead) {
 }
 
 // NCCL's estimate of a group: each communicator's calls run one after another, and ranks of one
-// communicator driven from this thread run in parallel: the time is the slowest communicator's sum.
-Result<float> estimate_us(std::vector<Task>& tasks) {
+// communicator driven from this thread run in parallel: the time is the slowest communicator's sum. A one-rank
+// communicator's calls are local copies that NCCL does not plan (ncclLaunchOneRank), so they add nothing; a group
+// of only those has no estimate (NCCL leaves estimatedTime at NCCL_UNDEF_FLOAT: -1 measured with NCCL 2.28.9 on an
+// H200, docs/validation.md).
+Result<std::optional<float>> estimate_us(std::vector<Task>& tasks) {
   std::map<const Communicator*, double> per_comm_us;
   for (auto& t : tasks) {
-    if (t.merged) continue;
+    if (t.merged || t.comm->nranks() == 1) continue;
     double us = 0;
     if (!t.is_p2p) {
       GENIE_ASSIGN_OR_RETURN(
@@ -65,9 +69,10 @@ Result<float> estimate_us(std::vector<Task>& tasks) {
     }
     per_comm_us[t.comm.get()] += us;
   }
+  if (per_comm_us.empty()) return std::optional<float>();
   double worst = 0;
   for (const auto& [c, us] : per_comm_us) worst = std::max(worst, us);
-  return static_cast<float>(worst);
+  return std::optional<float>(static_cast<float>(worst));
 }
 
 }  // namespace
@@ -114,7 +119,8 @@ Status group_end(float* sim_us, SimTime launch_overhead) {
   }
   if (!error.is_ok()) return error;
   if (sim_us) {
-    GENIE_ASSIGN_OR_RETURN(*sim_us, estimate_us(tasks));
+    GENIE_ASSIGN_OR_RETURN(std::optional<float> us, estimate_us(tasks));
+    if (us) *sim_us = *us;
     return Status::ok();
   }
   GENIE_TRY(launch(tasks, launch_overhead));

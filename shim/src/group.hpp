@@ -22,7 +22,8 @@ namespace genie::shim {
 bool in_group();
 Status group_start();
 /// Ends one nesting level; at the outermost, runs pending inits, then enqueues collectives and p2p batches.
-/// `sim_us`, when given, receives netsim's estimate instead of executing (ncclGroupSimulateEnd).
+/// `sim_us`, when given, receives netsim's estimate instead of executing (ncclGroupSimulateEnd); it is left as
+/// it was when the group holds no call of a communicator of two or more ranks.
 /// `launch_overhead` is charged to the calling thread's host time before each launched op (virtual mode).
 Status group_end(float* sim_us = nullptr, SimTime launch_overhead = SimTime::zero());
 

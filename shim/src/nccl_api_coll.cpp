@@ -95,6 +95,17 @@ Status collective(const char* fn, netsim::Collective kind, const void* sendbuff,
                sendbuff, recvbuff, count, datatype, op, root, static_cast<void*>(comm), c->nranks(),
                static_cast<void*>(stream));
   if (count == 0) return Status::ok();  // NCCL returns at once for empty collectives
+  // NCCL 2.28.9's taskAppend: fp8 reductions need sm90 or newer.
+  const bool fp8 = dt == netsim::DataType::kFp8E4M3 || dt == netsim::DataType::kFp8E5M2;
+  if (fp8 && netsim::collective_reduces(kind) && c->runtime().device(c->cuda_dev()).spec().cc_major < 9)
+    return invalid_argument("FP8 reduction support begins with sm90 capable devices.");
+  // On one rank NCCL copies instead of reducing, and a reduction with a scalar (avg, PreMulSum) runs a kernel
+  // that NCCL 2.28.9 has for every type but fp8 (ncclLaunchOneRank): it answers ncclInvalidArgument, measured
+  // on an H200 (docs/validation.md).
+  if (fp8 && c->nranks() == 1 && netsim::collective_reduces(kind) &&
+      (call.op.kind == ReduceOp::kAvg || call.op.kind == ReduceOp::kPreMulSum))
+    return invalid_argument(std::string(call.op.kind == ReduceOp::kAvg ? "ncclAvg" : "PreMulSum") +
+                            " of fp8 on a one-rank communicator: NCCL 2.28.9 has no kernel for it");
   return submit_collective(std::move(c), std::move(call), *s);
 }
 
@@ -285,7 +296,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
     if (simInfo && (simInfo->magic != 0x74685283u || simInfo->size < sizeof(ncclSimInfo_t)))
       return invalid_argument("simInfo is not initialised with NCCL_SIM_INFO_INITIALIZER");
     HostCost cost(false);
-    float us = 0;
+    float us = simInfo ? simInfo->estimatedTime : 0;
     GENIE_TRY(group_end(&us));
     if (simInfo) simInfo->estimatedTime = us;
     return Status::ok();

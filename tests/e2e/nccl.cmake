@@ -8,6 +8,10 @@ if(TARGET nccl2 AND TARGET example_collectives)
     genie_add_e2e(e2e_nccl_p2p_${mode} p2p NCCL ARGS ${mode} 4)
   endforeach()
   genie_add_e2e(e2e_nccl_comm_ops comm_ops NCCL ARGS 4)
+  # One rank, as on a single real GPU (scripts/real-gpu-check.sh): NCCL copies instead of reducing, refuses fp8
+  # avg/PreMulSum there, and leaves ncclGroupSimulateEnd's estimate undefined.
+  genie_add_e2e(e2e_nccl_collectives_one_rank collectives NCCL ARGS devices 1)
+  genie_add_e2e(e2e_nccl_comm_ops_one_rank comm_ops NCCL ARGS 1)
   # Faults: the program checks what each rank observed (exit 0 only if as expected); the regex checks the
   # diagnostic the shim prints on stderr, words the program itself never prints.
   genie_add_e2e(e2e_nccl_faults_mismatch faults NCCL ARGS mismatch 3
