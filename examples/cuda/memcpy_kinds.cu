@@ -54,14 +54,20 @@ int main() {
   EXPECT_EQ_INT("symbol copy", 100, back[0]);
 
   // Peer copy between devices 0 and 1.
-  unsigned char* p1;
-  CHECK_CUDA(cudaSetDevice(1));
-  CHECK_CUDA(cudaMalloc(&p1, n));
-  CHECK_CUDA(cudaMemcpyPeer(p1, 1, d1, 0, 64 * 16));
-  std::vector<unsigned char> peer(64 * 16);
-  CHECK_CUDA(cudaMemcpy(peer.data(), p1, peer.size(), cudaMemcpyDeviceToHost));
-  EXPECT_EQ_INT("peer copy", 1, same(peer.data(), tile.data(), peer.size()));
-  CHECK_CUDA(cudaSetDevice(0));
+  int devices = 0;
+  CHECK_CUDA(cudaGetDeviceCount(&devices));
+  if (devices >= 2) {
+    unsigned char* p1;
+    CHECK_CUDA(cudaSetDevice(1));
+    CHECK_CUDA(cudaMalloc(&p1, n));
+    CHECK_CUDA(cudaMemcpyPeer(p1, 1, d1, 0, 64 * 16));
+    std::vector<unsigned char> peer(64 * 16);
+    CHECK_CUDA(cudaMemcpy(peer.data(), p1, peer.size(), cudaMemcpyDeviceToHost));
+    EXPECT_EQ_INT("peer copy", 1, same(peer.data(), tile.data(), peer.size()));
+    CHECK_CUDA(cudaSetDevice(0));
+  } else {
+    SKIP_ON_REAL_GPU("peer copy", "one device");
+  }
 
   // Per-thread default stream.
   CHECK_CUDA(cudaMemcpyAsync(d0, src.data(), n, cudaMemcpyHostToDevice, cudaStreamPerThread));
@@ -70,10 +76,20 @@ int main() {
   EXPECT_EQ_INT("per-thread stream copy", 1, same(src.data(), dst.data(), n));
 
   // Bad input: overrun, freed memory, invalid direction.
-  EXPECT_ERR("copy past allocation", cudaErrorInvalidValue, cudaMemcpy(d0 + n - 8, src.data(), 16, cudaMemcpyHostToDevice));
-  cudaGetLastError();
+  // Genie checks every copy against its allocations; a real GPU leaves the first two undefined (the copy may land in
+  // a neighbouring allocation or fault).
+  const bool genie = on_genie();
+  if (genie) {
+    EXPECT_ERR("copy past allocation", cudaErrorInvalidValue, cudaMemcpy(d0 + n - 8, src.data(), 16, cudaMemcpyHostToDevice));
+    cudaGetLastError();
+  } else {
+    SKIP_ON_REAL_GPU("copy past allocation", "undefined behaviour on a real GPU");
+  }
   CHECK_CUDA(cudaFree(d1));
-  EXPECT_ERR("copy from freed memory", cudaErrorInvalidValue, cudaMemcpy(dst.data(), d1, 16, cudaMemcpyDeviceToHost));
+  if (genie)
+    EXPECT_ERR("copy from freed memory", cudaErrorInvalidValue, cudaMemcpy(dst.data(), d1, 16, cudaMemcpyDeviceToHost));
+  else
+    SKIP_ON_REAL_GPU("copy from freed memory", "undefined behaviour on a real GPU");
   EXPECT_ERR("invalid direction", cudaErrorInvalidMemcpyDirection, cudaMemcpy(d0, src.data(), 16, (cudaMemcpyKind)9));
   EXPECT_ERR("double free", cudaErrorInvalidValue, cudaFree(d1));
   cudaGetLastError();

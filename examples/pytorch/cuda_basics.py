@@ -41,7 +41,11 @@ def main():
     # torch's NVML-based count reports -1 and the runtime's answer is used.
     expect_true("torch.cuda.is_available()", torch.cuda.is_available())
     expect_eq("device_count", want_gpus, torch.cuda.device_count())
-    expect_eq("NVML device count (no libnvidia-ml)", -1, torch.cuda._device_count_nvml())
+    # Genie: kernels are timed, not run, so a filled tensor does not read back as filled.
+    on_genie = torch.full((4,), 3.0, device="cuda").cpu()[0].item() != 3.0
+    torch.cuda.empty_cache()  # the probe's segment, so the allocator checks below start from nothing
+    if on_genie:
+        expect_eq("NVML device count (no libnvidia-ml)", -1, torch.cuda._device_count_nvml())
     props = torch.cuda.get_device_properties(0)
     on_h200 = props.name == "NVIDIA H200"
     expect_eq("capability", (9, 0) if on_h200 else torch.cuda.get_device_capability(0),
@@ -76,8 +80,9 @@ def main():
     pinned = host.pin_memory()
     expect_true("pin_memory().is_pinned()", pinned.is_pinned())
     expect_true("non_blocking pinned H2D", torch.equal(pinned.to("cuda", non_blocking=True).cpu(), host), "equal")
-    expect_true("copy to cuda:1 (peer)", torch.equal(dev.to("cuda:1").cpu(), host), "equal")
-    expect_true("can_device_access_peer(0, 1)", torch.cuda.can_device_access_peer(0, 1))
+    if torch.cuda.device_count() >= 2:
+        expect_true("copy to cuda:1 (peer)", torch.equal(dev.to("cuda:1").cpu(), host), "equal")
+        expect_true("can_device_access_peer(0, 1)", torch.cuda.can_device_access_peer(0, 1))
 
     # Copy times on the emulated H200 against the real one (CUDA events on the virtual clock). Copies back to
     # back, as the calibration did; the time of one is (time of 20 - time of 10) / 10, so the host's time to

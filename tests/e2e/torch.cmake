@@ -104,6 +104,20 @@ function(genie_add_gpt name ranks)
     FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION "torch_gpt: 0 failed" FAIL_REGULAR_EXPRESSION "^FAIL ")
 endfunction()
 
+# The example programs against a run of the same programs on a real H200 (tests/e2e/data/real_h200/): where the
+# real libraries answered, Genie answers the same (tests/e2e/real_gpu_compare.py; docs/validation.md).
+set(REAL_H200 ${CMAKE_CURRENT_SOURCE_DIR}/data/real_h200)
+add_test(NAME e2e_real_gpu_compare
+  COMMAND bash -c "'${CMAKE_SOURCE_DIR}/scripts/real-gpu-check.sh' '${GENIE_EXAMPLES_DIR}' '${CMAKE_CURRENT_BINARY_DIR}/real_gpu' --genie '${CMAKE_BINARY_DIR}' --no-gpt && ${GENIE_SYSTEM_PYTHON} '${CMAKE_CURRENT_SOURCE_DIR}/real_gpu_compare.py' '${REAL_H200}/real_gpu.log' '${CMAKE_CURRENT_BINARY_DIR}/real_gpu/real_gpu.log' '${REAL_H200}/differences.json'")
+set_tests_properties(e2e_real_gpu_compare PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
+  FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION " 0 disagreements")
+# With the kernel table of a real H200's profiler trace, Genie's gpt2-124m step time is the measured one (+-5%).
+add_test(NAME e2e_torch_gpt2_124m_real_table
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpt_real_table.sh ${CMAKE_BINARY_DIR} ${GENIE_TORCH_PY}
+          ${CMAKE_CURRENT_BINARY_DIR}/gpt_real_table 0.05)
+set_tests_properties(e2e_torch_gpt2_124m_real_table PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
+  FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION "gpt_real_table: 0 failed")
+
 genie_add_gpt(e2e_torch_gpt_single 1 TWICE ARGS ${GPT_TINY})
 genie_add_gpt(e2e_torch_gpt_ddp_2 2 PATTERN ddp TWICE ARGS ${GPT_TINY} --ddp)
 genie_add_gpt(e2e_torch_gpt_ddp_4 4 PATTERN ddp ARGS ${GPT_TINY} --ddp --no-device-id)
