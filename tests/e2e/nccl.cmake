@@ -12,6 +12,9 @@ if(TARGET nccl2 AND TARGET example_collectives)
   # avg/PreMulSum there, and leaves ncclGroupSimulateEnd's estimate undefined.
   genie_add_e2e(e2e_nccl_collectives_one_rank collectives NCCL ARGS devices 1)
   genie_add_e2e(e2e_nccl_comm_ops_one_rank comm_ops NCCL ARGS 1)
+  # fp8 reductions need sm90 (NCCL's taskAppend): on A100s the first fp8 AllReduce is refused, and says why.
+  genie_add_e2e(e2e_nccl_fp8_needs_sm90 collectives NCCL ENV GENIE_DEVICE=a100-sxm4-80gb ARGS devices 2 RC 2
+    REGEX "AllReduce fp8_e4m3 op=sum count=1000 root=0 out-of-place: ncclInvalidArgument \\(ncclAllReduce: FP8 reduction support begins with sm90 capable devices\\.\\)")
   # Faults: the program checks what each rank observed (exit 0 only if as expected); the regex checks the
   # diagnostic the shim prints on stderr, words the program itself never prints.
   genie_add_e2e(e2e_nccl_faults_mismatch faults NCCL ARGS mismatch 3
