@@ -225,6 +225,22 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
     ncclComm_t bad = nullptr;
     expect_result(rank, "ncclCommInitRank with rank = nranks", ncclInvalidArgument,
                   ncclCommInitRank(&bad, n, shared_id(kIdBadRank), n));
+    // Inside a group a failed call fails the group: ncclGroupEnd returns its error and none of the group's work
+    // runs (NCCL's ncclGroupErrCheck), so the valid AllReduce queued before it leaves the buffer as it was.
+    {
+      std::vector<float> h(16, float(rank + 1));
+      CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+      CHECK_NCCL(ncclGroupStart());
+      CHECK_NCCL(ncclAllReduce(d, d, 16, ncclFloat, ncclSum, comm, s));
+      expect_result(rank, "ncclAllReduce with datatype 99 inside a group", ncclInvalidArgument,
+                    ncclAllReduce(d, d, 16, static_cast<ncclDataType_t>(99), ncclSum, comm, s));
+      expect_result(rank, "ncclGroupEnd after a failed call returns its error", ncclInvalidArgument, ncclGroupEnd());
+      CHECK_CUDA(cudaStreamSynchronize(s));
+      CHECK_CUDA(cudaMemcpy(h.data(), d, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      long changed = 0;
+      for (float v : h) changed += v != float(rank + 1);
+      expect_eq(rank, "the failed group's valid AllReduce did not run: elements changed", 0, changed);
+    }
     const char* msg = ncclGetErrorString(ncclInvalidUsage);
     expect_eq(rank, "ncclGetErrorString(ncclInvalidUsage) is not empty", 1, msg != nullptr && msg[0] != 0);
     CHECK_CUDA(cudaStreamSynchronize(s));

@@ -79,6 +79,11 @@ Result<std::optional<float>> estimate_us(std::vector<Task>& tasks) {
 
 bool in_group() { return t_group.depth > 0; }
 
+Status note_call_error(Status st) {
+  if (t_group.depth > 0 && !st.is_ok() && st.code() != Errc::kNotReady && t_group.error.is_ok()) t_group.error = st;
+  return st;
+}
+
 Status group_start() {
   ++t_group.depth;
   return Status::ok();

@@ -27,6 +27,10 @@ Status group_start();
 /// `launch_overhead` is charged to the calling thread's host time before each launched op (virtual mode).
 Status group_end(float* sim_us = nullptr, SimTime launch_overhead = SimTime::zero());
 
+/// Inside a group, remembers the first failed call's error (not kNotReady): the outermost ncclGroupEnd then
+/// returns it and launches none of the group's collectives and p2p, as NCCL does. Returns `st`.
+Status note_call_error(Status st);
+
 /// Defers a communicator init to the end of the group (its handle exists already).
 void defer_init(ncclComm* handle, std::function<Result<std::shared_ptr<Communicator>>()> init);
 /// Adds a collective or a p2p call; outside a group it is launched at once.

@@ -60,8 +60,8 @@ Result<Extents> extents(netsim::Collective c, uint64_t count, size_t es, int n, 
   return internal_error("not a collective");
 }
 
-Status collective(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
-                  int datatype, int op, int root, ncclComm_t comm, cudaStream_t stream) {
+Status collective_checked(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
+                          int datatype, int op, int root, ncclComm_t comm, cudaStream_t stream) {
   HostCost cost(!in_group(), fn);  // inside a group, ncclGroupEnd launches (and is charged)
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
@@ -109,8 +109,8 @@ Status collective(const char* fn, netsim::Collective kind, const void* sendbuff,
   return submit_collective(std::move(c), std::move(call), *s);
 }
 
-Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int datatype, int peer, ncclComm_t comm,
-           cudaStream_t stream) {
+Status p2p_checked(const char* fn, bool is_send, const void* buf, size_t count, int datatype, int peer,
+                   ncclComm_t comm, cudaStream_t stream) {
   HostCost cost(!in_group(), fn);
   GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
@@ -139,6 +139,17 @@ Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int data
 }
 
 }  // namespace
+// A call that fails inside a group also fails the group: ncclGroupEnd returns its error and launches none of the
+// group's work (NCCL's ncclGroupErrCheck / groupCleanup).
+Status collective(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
+                  int datatype, int op, int root, ncclComm_t comm, cudaStream_t stream) {
+  return note_call_error(collective_checked(fn, kind, sendbuff, recvbuff, count, datatype, op, root, comm, stream));
+}
+Status p2p(const char* fn, bool is_send, const void* buf, size_t count, int datatype, int peer, ncclComm_t comm,
+           cudaStream_t stream) {
+  return note_call_error(p2p_checked(fn, is_send, buf, count, datatype, peer, comm, stream));
+}
+
 }  // namespace genie::shim
 
 using namespace genie;        // NOLINT
