@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runtime kernels, stream capture and graph replay.
 #include <algorithm>
+#include <cstring>
 
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
@@ -76,7 +77,22 @@ void ModuleRegistry::attach(MemoryRegistry* memory) {
   for (auto& [p, n] : vars_) memory->add(variable_range(p, n));
 }
 
-Status Runtime::launch_kernel(const Kernel& k, const KernelShape& shape, Stream& s) {
+Status Runtime::launch_kernel(const Kernel& k, const KernelShape& launch_shape, Stream& s, void* const* args) {
+  KernelShape shape = launch_shape;
+  if (args != nullptr) {  // a row-wise kernel whose row length is an argument (cost_model.hpp, row_argument)
+    const CostModel::RowArgument ra = cost_->row_argument(k.name);
+    if (ra.index >= 0 && args[ra.index] != nullptr) {
+      int64_t v = 0;
+      if (ra.bytes == 4) {
+        int32_t x;
+        std::memcpy(&x, args[ra.index], 4);
+        v = x;
+      } else {
+        std::memcpy(&v, args[ra.index], 8);
+      }
+      shape.row_length = v > 0 ? v : 0;
+    }
+  }
   for (int i = 0; i < 3; ++i)
     if (shape.grid[i] == 0 || shape.block[i] == 0) return invalid_argument("zero grid or block dimension");
   const DeviceSpec& spec = s.device().spec();

@@ -111,12 +111,19 @@ add_test(NAME e2e_real_gpu_compare
   COMMAND bash -c "'${CMAKE_SOURCE_DIR}/scripts/real-gpu-check.sh' '${GENIE_EXAMPLES_DIR}' '${CMAKE_CURRENT_BINARY_DIR}/real_gpu' --genie '${CMAKE_BINARY_DIR}' --no-gpt && ${GENIE_SYSTEM_PYTHON} '${CMAKE_CURRENT_SOURCE_DIR}/real_gpu_compare.py' '${REAL_H200}/real_gpu.log' '${CMAKE_CURRENT_BINARY_DIR}/real_gpu/real_gpu.log' '${REAL_H200}/differences.json'")
 set_tests_properties(e2e_real_gpu_compare PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
   FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION " 0 disagreements")
-# With the kernel table of a real H200's profiler trace, Genie's gpt2-124m step time is the measured one (+-5%).
-add_test(NAME e2e_torch_gpt2_124m_real_table
-  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpt_real_table.sh ${CMAKE_BINARY_DIR} ${GENIE_TORCH_PY}
-          ${CMAKE_CURRENT_BINARY_DIR}/gpt_real_table 0.05)
-set_tests_properties(e2e_torch_gpt2_124m_real_table PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
-  FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION "gpt_real_table: 0 failed")
+# Genie's gpt2-124m step time against the one measured on a real H200: with the kernel table of that H200's
+# profiler trace within 5%, with the cost model alone within 10% (docs/validation.md).
+foreach(m table model)
+  set(tol 0.05)
+  if(m STREQUAL model)
+    set(tol 0.10)
+  endif()
+  add_test(NAME e2e_torch_gpt2_124m_real_${m}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpt_real_table.sh ${CMAKE_BINARY_DIR} ${GENIE_TORCH_PY}
+            ${CMAKE_CURRENT_BINARY_DIR}/gpt_real_${m} ${tol} ${m})
+  set_tests_properties(e2e_torch_gpt2_124m_real_${m} PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
+    FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION "gpt_real_table: 0 failed")
+endforeach()
 
 genie_add_gpt(e2e_torch_gpt_single 1 TWICE ARGS ${GPT_TINY})
 genie_add_gpt(e2e_torch_gpt_ddp_2 2 PATTERN ddp TWICE ARGS ${GPT_TINY} --ddp)

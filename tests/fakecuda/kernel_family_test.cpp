@@ -96,6 +96,33 @@ TEST(KernelFamily, ReductionNormalizationSoftmaxOptimizer) {
   EXPECT_DOUBLE_EQ(kernel_bytes(adam, launch(320, 512)), 320.0 * 65536 * 7 * 4);
 }
 
+// cunn_SoftMax over rows longer than a block (the GPT loss: 8192 rows of a 50304-entry vocabulary, one block per
+// row): the row length is the kernel's last parameter, read at launch (KernelShape::row_length).
+TEST(KernelFamily, SoftmaxRowLengthIsTheLastParameter) {
+  KernelInfo fwd = classify_kernel(
+      "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous "
+      "namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)");
+  EXPECT_EQ(fwd.family, KernelFamily::kSoftmax);
+  EXPECT_EQ(fwd.row_arg_index, 2);
+  EXPECT_EQ(fwd.row_arg_bytes, 4);
+  KernelInfo bwd = classify_kernel(
+      "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, at::native::(anonymous "
+      "namespace)::LogSoftMaxBackwardEpilogue>(float*, float const*, float const*, long)");
+  EXPECT_EQ(bwd.row_arg_index, 3);
+  EXPECT_EQ(bwd.row_arg_bytes, 8);
+  KernelShape s = launch(8192, 1024);
+  const double without = kernel_bytes(fwd, s);  // the launch shape alone: threads x ILP
+  EXPECT_DOUBLE_EQ(without, 8192.0 * 1024 * 4 * 2 * 4);
+  s.row_length = 50304;  // three passes over each row and the write: 4 streams of fp32
+  EXPECT_DOUBLE_EQ(kernel_bytes(fwd, s), 8192.0 * 50304 * 4 * 4);
+  EXPECT_DOUBLE_EQ(kernel_bytes(bwd, s), 8192.0 * 50304 * 4 * 4);
+  // A signature without a trailing integer reads no argument.
+  KernelInfo other = classify_kernel("void at::native::cunn_SoftMaxForwardSmem<4, float, float, float, E>(float*, float const*)");
+  EXPECT_EQ(other.row_arg_index, -1);
+  s.row_length = 50304;
+  EXPECT_DOUBLE_EQ(kernel_bytes(other, s), kernel_bytes(other, launch(8192, 1024)));
+}
+
 TEST(KernelFamily, FlashAttentionForwardAndBackward) {
   KernelInfo f = classify_kernel(
       "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "

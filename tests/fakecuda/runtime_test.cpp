@@ -321,6 +321,44 @@ TEST(RuntimeGraphs, ForkJoinCaptureRunsBranchesConcurrently) {
   EXPECT_NEAR(rt.elapsed_ms(*e0, *e1).value(), one_copy_ms, one_copy_ms * 1e-3);
 }
 
+// A row-wise kernel whose row length is a parameter: the launch reads it from the argument array, so the same
+// launch shape over rows 12x longer takes about 12x longer; without arguments the shape alone decides.
+TEST(RuntimeKernels, LaunchReadsTheRowLengthArgumentOfSoftmax) {
+  Runtime rt(test_options(1));
+  Stream* s = rt.create_stream(0, kStreamNonBlocking, 0);
+  Kernel k;
+  // void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float,
+  //   at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)
+  k.name =
+      "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi4EfffNS1_25LogSoftMaxForwardEpilogueEEEvPT2_PKT0_i";
+  KernelShape shape;
+  shape.grid[0] = 8192;
+  shape.block[0] = 1024;
+  float* out = nullptr;
+  const float* in = nullptr;
+  char* a = static_cast<char*>(rt.device_alloc(0, 1 << 26).value());
+  auto time_with = [&](int classes, bool pass_args) {
+    void* args[3] = {&out, &in, &classes};
+    Event* e0 = rt.create_event(0);
+    Event* e1 = rt.create_event(0);
+    // Backlog so the launch starts exactly when the previous op ends (its host launch cost hidden).
+    EXPECT_TRUE(rt.copy_async(a + (1 << 25), a, 1 << 25, *s, 3).is_ok());
+    EXPECT_TRUE(rt.record_event(*e0, *s).is_ok());
+    EXPECT_TRUE(rt.launch_kernel(k, shape, *s, pass_args ? args : nullptr).is_ok());
+    EXPECT_TRUE(rt.record_event(*e1, *s).is_ok());
+    EXPECT_TRUE(rt.synchronize_event(*e1).is_ok());
+    return rt.elapsed_ms(*e0, *e1).value();
+  };
+  const double short_rows = time_with(4096, true), long_rows = time_with(50304, true);
+  const double no_args = time_with(50304, false);
+  EXPECT_NEAR(long_rows / short_rows, 50304.0 / 4096, 0.5);
+  KernelShape with_row = shape;
+  with_row.row_length = 50304;
+  EXPECT_NEAR(long_rows, rt.cost_model().kernel(k.name, with_row).to_ms(), 1e-6);
+  EXPECT_NEAR(no_args, rt.cost_model().kernel(k.name, shape).to_ms(), 1e-6);
+  EXPECT_LT(no_args, long_rows / 5);
+}
+
 TEST(RuntimeKernels, LaunchUsesCostModelAndRejectsBadShapes) {
   Runtime rt(test_options(1));
   Stream* s = rt.create_stream(0, kStreamNonBlocking, 0);

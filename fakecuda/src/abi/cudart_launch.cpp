@@ -37,10 +37,11 @@ KernelShape shape_of(dim3 g, dim3 b, size_t shmem) {
   return s;
 }
 
-cudaError_t launch(Runtime* r, const Kernel* k, dim3 g, dim3 b, size_t shmem, cudaStream_t stream, bool ptds) {
+cudaError_t launch(Runtime* r, const Kernel* k, dim3 g, dim3 b, size_t shmem, cudaStream_t stream, bool ptds,
+                   void** args) {
   if (k == nullptr) return reject("cudaLaunchKernel", "func", cudaErrorInvalidDeviceFunction);
   GENIE_STREAM(s, r, stream, ptds);
-  genie::Status st = r->launch_kernel(*k, shape_of(g, b, shmem), *s);
+  genie::Status st = r->launch_kernel(*k, shape_of(g, b, shmem), *s, args);
   return st.is_ok() ? cudaSuccess : reject("cudaLaunchKernel", st.message().c_str(), cudaErrorInvalidConfiguration);
 }
 
@@ -48,14 +49,14 @@ cudaError_t impl___cudaLaunchKernel(bool ptds, cudaKernel_t kernel, dim3 g, dim3
                                     cudaStream_t stream) {
   return guard("__cudaLaunchKernel", [&]() -> cudaError_t {
     GENIE_RT(r);
-    return launch(r, ModuleRegistry::from_handle(kernel), g, b, shmem, stream, ptds);
+    return launch(r, ModuleRegistry::from_handle(kernel), g, b, shmem, stream, ptds, args);
   });
 }
 cudaError_t impl_cudaLaunchKernel(bool ptds, const void* func, dim3 g, dim3 b, void** args, size_t shmem,
                                   cudaStream_t stream) {
   return guard("cudaLaunchKernel", [&]() -> cudaError_t {
     GENIE_RT(r);
-    return launch(r, ModuleRegistry::instance().find_kernel(func), g, b, shmem, stream, ptds);
+    return launch(r, ModuleRegistry::instance().find_kernel(func), g, b, shmem, stream, ptds, args);
   });
 }
 cudaError_t impl_cudaLaunchCooperativeKernel(bool ptds, const void* func, dim3 g, dim3 b, void** args, size_t shmem,
@@ -68,7 +69,7 @@ cudaError_t impl_cudaLaunchKernelExC(bool ptds, const cudaLaunchConfig_t* config
     GENIE_RT(r);
     const Kernel* k = ModuleRegistry::instance().find_kernel(func);
     if (k == nullptr) k = ModuleRegistry::from_handle(func);  // a cudaKernel_t is accepted too
-    return launch(r, k, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream, ptds);
+    return launch(r, k, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream, ptds, args);
   });
 }
 

@@ -57,9 +57,20 @@ struct GemmSlot {
   SimTime value;
 };
 
+// row_argument() per name, direct-mapped like the kernel slots (names of registered kernels live for the process).
+struct RowSlot {
+  uint64_t model = 0;
+  const char* ptr = nullptr;
+  size_t len = 0;
+  CostModel::RowArgument value;
+  std::string name;
+};
+constexpr size_t kRowSlots = 256;
+
 struct ThreadCache {
   std::array<KernelSlot, kKernelSlots> kernels;
   std::array<GemmSlot, kGemmSlots> gemms;
+  std::array<RowSlot, kRowSlots> rows;
 };
 
 ThreadCache& thread_cache() {
@@ -165,7 +176,7 @@ SimTime FamilyCostModel::kernel(std::string_view name, const KernelShape& shape)
   h = mix(h, (uint64_t{shape.grid[0]} << 32) | shape.block[0]);
   h = mix(h, (uint64_t{shape.grid[1]} << 40) ^ (uint64_t{shape.grid[2]} << 20) ^ shape.block[1] ^
                  (uint64_t{shape.block[2]} << 10));
-  h = mix(h, shape.shared_mem);
+  h = mix(h, shape.shared_mem ^ (static_cast<uint64_t>(shape.row_length) << 24));
   KernelSlot& s = c.kernels[h & (kKernelSlots - 1)];
   if (s.model == id_ && s.ptr == name.data() && s.len == name.size() && s.shape == shape &&
       std::memcmp(s.name.data(), name.data(), name.size()) == 0)
@@ -175,6 +186,25 @@ SimTime FamilyCostModel::kernel(std::string_view name, const KernelShape& shape)
   s.ptr = name.data();
   s.len = name.size();
   s.shape = shape;
+  s.name.assign(name.data(), name.size());
+  s.value = v;
+  return v;
+}
+
+CostModel::RowArgument FamilyCostModel::row_argument(std::string_view name) const {
+  ThreadCache& c = thread_cache();
+  RowSlot& s = c.rows[mix(reinterpret_cast<uintptr_t>(name.data()), name.size()) & (kRowSlots - 1)];
+  if (s.model == id_ && s.ptr == name.data() && s.len == name.size() &&
+      std::memcmp(s.name.data(), name.data(), name.size()) == 0)
+    return s.value;
+  const cost::KernelInfo& k = info_for(name).info;
+  RowArgument v;
+  // A measured table entry for the name wins over the family, so its launches need no argument.
+  if (k.row_arg_index >= 0 && !info_for(name).has_any_shape && info_for(name).shaped.empty())
+    v = {k.row_arg_index, k.row_arg_bytes};
+  s.model = id_;
+  s.ptr = name.data();
+  s.len = name.size();
   s.name.assign(name.data(), name.size());
   s.value = v;
   return v;

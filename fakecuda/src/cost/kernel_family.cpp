@@ -140,6 +140,44 @@ std::vector<std::string_view> args_of(std::string_view s, std::string_view name)
   return template_args(s, open);
 }
 
+/// The parameter types of a demangled function signature `...>(T0, T1, ...)`: the last top-level parenthesised list.
+std::vector<std::string_view> params_of(std::string_view s) {
+  if (s.empty() || s.back() != ')') return {};
+  int depth = 0;
+  size_t open = std::string_view::npos;
+  for (size_t i = s.size(); i-- > 0;) {
+    const char c = s[i];
+    if (c == ')' || c == '>') ++depth;
+    if (c == '(' || c == '<') --depth;
+    if (depth == 0 && c == '(') {
+      open = i;
+      break;
+    }
+  }
+  if (open == std::string_view::npos) return {};
+  std::vector<std::string_view> out;
+  depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open + 1; i + 1 < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(' || c == '<') ++depth;
+    if (c == ')' || c == '>') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (s.size() - 1 > start) out.push_back(trim(s.substr(start, s.size() - 1 - start)));
+  return out;
+}
+
+/// Bytes of an integer parameter type as a demangled signature spells it; 0 for anything else.
+int integer_param_bytes(std::string_view t) {
+  if (t == "int" || t == "unsigned int") return 4;
+  if (t == "long" || t == "unsigned long" || t == "long long" || t == "unsigned long long") return 8;
+  return 0;
+}
+
 std::string demangle(std::string_view name) {
   if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return std::string(name);
   std::string n(name);
@@ -280,6 +318,17 @@ KernelInfo classify_kernel(std::string_view name) {
     auto a = args_of(d, contains(d, "cunn_SoftMaxForward") ? "cunn_SoftMaxForward" : "cunn_SoftMaxBackward");
     k.elems_per_thread = a.empty() ? kRowElemsPerThread : std::max(1, to_int(a[0], 8));
     k.streams = is_backward(d) ? 3 : 2;
+    // Its last parameter is the row length (`classes`: cunn_SoftMaxForward(out*, in const*, int),
+    // cunn_SoftMaxBackward(gradIn*, out const*, gradOut const*, long)), one block per row. Rows longer than the
+    // block's threads x ILP are looped over in three passes (aten/src/ATen/native/cuda/SoftMax.cu): forward reads
+    // the input for the maximum, for the sum of exponentials and to write the output; log-softmax backward reads
+    // gradOutput for its sum, then gradOutput and the output to write gradInput. 4 streams either way.
+    auto p = params_of(d);
+    if (!p.empty() && integer_param_bytes(p.back()) > 0) {
+      k.row_arg_index = static_cast<int>(p.size()) - 1;
+      k.row_arg_bytes = integer_param_bytes(p.back());
+      k.row_streams = 4;
+    }
     return k;
   }
   if (contains(d, "distribution_elementwise") || contains(d, "normal_kernel") || contains(d, "uniform_kernel")) {
@@ -359,6 +408,10 @@ KernelInfo classify_kernel(std::string_view name) {
 }
 
 double kernel_bytes(const KernelInfo& info, const KernelShape& shape) {
+  if (info.row_arg_index >= 0 && shape.row_length > 0) {  // one block per row, the row read from the arguments
+    const double rows = static_cast<double>(shape.grid[0]) * shape.grid[1] * shape.grid[2];
+    return rows * static_cast<double>(shape.row_length) * info.row_streams * info.elem_bytes;
+  }
   if (info.family == KernelFamily::kSoftmax && info.block_n > 0) {
     // dispatch_softmax_forward: warp_size = min(row length rounded up to a power of two, 32), two rows per warp
     // when rows are at most 128 long; blocks of (warp_size, warps_per_block).

@@ -35,6 +35,10 @@ struct KernelInfo {
   int block_m = 0, block_n = 0, head_dim = 0;
   bool causal = false;
   bool aux = false;            ///< an attention helper (backward dot(dO, O), dQ conversion): bandwidth-bound
+  /// A row-wise kernel whose row length is a parameter (cunn_SoftMax's `classes`): its index in the signature and
+  /// size in bytes (-1: none). With the row read at launch, a launch moves rows x row x row_streams elements.
+  int row_arg_index = -1, row_arg_bytes = 0;
+  double row_streams = 0;
 };
 
 /// Classifies `name` (mangled or demangled). Pure: no caching.

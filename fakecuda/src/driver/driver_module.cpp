@@ -159,7 +159,7 @@ CUresult launch(const char* fn, CUfunction f, unsigned gx, unsigned gy, unsigned
   shape.grid[0] = gx, shape.grid[1] = gy, shape.grid[2] = gz;
   shape.block[0] = bx, shape.block[1] = by, shape.block[2] = bz;
   shape.shared_mem = smem;
-  Status st = r->launch_kernel(k, shape, *s);
+  Status st = r->launch_kernel(k, shape, *s, params);
   return st.is_ok() ? CUDA_SUCCESS : reject(fn, st.message().c_str(), detail::to_cu(st));
 }
 

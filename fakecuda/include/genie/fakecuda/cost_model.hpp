@@ -26,12 +26,15 @@ struct KernelShape {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   size_t shared_mem = 0;
+  /// Row length of a row-wise kernel whose row is a launch argument (CostModel::row_argument), read from the
+  /// arguments at launch; 0 when unknown.
+  int64_t row_length = 0;
   uint64_t threads() const {
     return uint64_t{grid[0]} * grid[1] * grid[2] * block[0] * block[1] * block[2];
   }
   bool operator==(const KernelShape& o) const {
-    return std::tie(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem) ==
-           std::tie(o.grid[0], o.grid[1], o.grid[2], o.block[0], o.block[1], o.block[2], o.shared_mem);
+    return std::tie(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, row_length) ==
+           std::tie(o.grid[0], o.grid[1], o.grid[2], o.block[0], o.block[1], o.block[2], o.shared_mem, o.row_length);
   }
 };
 
@@ -86,6 +89,16 @@ class CostModel {
   virtual ~CostModel() = default;
   /// GPU duration of kernel `name` (mangled) launched with `shape`.
   virtual SimTime kernel(std::string_view name, const KernelShape& shape) const = 0;
+  /// Which launch argument of kernel `name` is its row length (KernelShape::row_length): index in the argument
+  /// array and its size in bytes (4 or 8); index -1 when the model reads none.
+  struct RowArgument {
+    int index = -1;
+    int bytes = 0;
+  };
+  virtual RowArgument row_argument(std::string_view name) const {
+    (void)name;
+    return {};
+  }
   /// GPU duration of a library GEMM (cuBLAS, cuBLASLt).
   virtual SimTime gemm(const GemmShape& shape) const = 0;
   /// GPU duration of a library attention call (cuDNN's SDPA graph).

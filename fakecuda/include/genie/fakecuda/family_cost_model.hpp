@@ -31,6 +31,7 @@ class FamilyCostModel final : public CostModel {
   ~FamilyCostModel() override;
 
   SimTime kernel(std::string_view name, const KernelShape& shape) const override;
+  RowArgument row_argument(std::string_view name) const override;
   SimTime gemm(const GemmShape& shape) const override;
   SimTime attention(const AttentionShape& shape) const override;
   SimTime streaming(double bytes, double flops, GemmMath math) const override;

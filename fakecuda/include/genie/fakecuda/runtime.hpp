@@ -265,7 +265,9 @@ class Runtime {
 
   // --- kernels ---
   /// Enqueues a kernel: a timed op of the cost model's duration; charges the launch overhead.
-  Status launch_kernel(const struct Kernel& k, const KernelShape& shape, Stream& s);
+  /// `args`: the launch's argument array (cudaLaunchKernel's `args`, cuLaunchKernel's `kernelParams`) or null;
+  /// read only where the cost model takes a row length from it (CostModel::row_argument).
+  Status launch_kernel(const struct Kernel& k, const KernelShape& shape, Stream& s, void* const* args = nullptr);
 
   /// Graph executables share the Graph type (an instantiated copy).
   Result<Graph*> instantiate(Graph& g);
