@@ -18,7 +18,7 @@ namespace {
 // --- launch facts of the kernels, each from the launch code that sizes its grid --------------------------------
 // ATen vectorized elementwise kernels (aten/src/ATen/native/cuda/CUDALoops.cuh, launch_vectorized_kernel): 128
 // threads per block (num_threads() = 4 warps), elems_per_thread<io_size>() = 8 elements per thread (16 when
-// every operand is one byte).
+// every operand is one byte; the classification below takes 16 only for a single one-byte operand).
 constexpr double kVectorizedElemsPerThread = 8;
 constexpr double kVectorizedElemsPerThreadBytes = 16;
 // launch_unrolled_kernel / launch_legacy_kernel: thread_work_size() = 4 elements per thread unless the template

@@ -101,7 +101,8 @@ class CostModel {
   }
   /// GPU duration of a library GEMM (cuBLAS, cuBLASLt).
   virtual SimTime gemm(const GemmShape& shape) const = 0;
-  /// GPU duration of a library attention call (cuDNN's SDPA graph).
+  /// GPU duration of an attention problem (the FlashAttention and memory-efficient attention kernel families; Genie's
+  /// cuDNN has no engines, docs/costmodel.md "cuDNN").
   virtual SimTime attention(const AttentionShape& shape) const = 0;
   /// GPU duration of a library kernel bounded by `bytes` of HBM traffic and `flops` on `math` (BLAS level 1
   /// and 2, solvers): a roofline with the per-kernel fixed cost.
@@ -138,7 +139,8 @@ using KernelTable = std::multimap<std::string, KernelTableEntry, std::less<>>;
 
 /// Loads a table file: {"kernels": [{"name": "...", "grid": [x,y,z], "block": [x,y,z], "shared_mem": n,
 /// "duration_us": t}, ...]} ("grid"/"block"/"shared_mem" optional; `genie calibrate` writes such files, with
-/// extra informational keys "calls", "min_us", "max_us", "source"). Errors name the file and the JSON path.
+/// informational keys "calls", "min_us", "max_us" in each entry and others beside "kernels"; any other key in an
+/// entry is an error). Errors name the file and the JSON path.
 Result<KernelTable> load_kernel_table(const std::string& path);
 Result<KernelTable> parse_kernel_table(const std::string& text, const std::string& origin);
 
