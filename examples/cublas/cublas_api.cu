@@ -80,6 +80,7 @@ int main() {
   // A zero stride is accepted (measured on an H200; the reference BLAS rejects it).
   EXPECT_STATUS("Sgemv incx = 0", CUBLAS_STATUS_SUCCESS,
                 cublasSgemv(h, CUBLAS_OP_N, 16, 16, &one, d, 16, d, 0, &zero, d + 512, 1));
+  // incy = 0: taken to behave as incx = 0 (not yet run on a real GPU).
   EXPECT_STATUS("Sgemv incy = 0", CUBLAS_STATUS_SUCCESS,
                 cublasSgemv(h, CUBLAS_OP_N, 16, 16, &one, d, 16, d, 1, &zero, d + 512, 0));
   EXPECT_STATUS("Strsm", CUBLAS_STATUS_SUCCESS,
@@ -100,8 +101,10 @@ int main() {
   // Not an argument error in cuBLAS: the strided copy it makes is refused (measured on an H200).
   EXPECT_STATUS("SetMatrix lda < rows", CUBLAS_STATUS_MAPPING_ERROR,
                 cublasSetMatrix(6, 4, sizeof(float), host.data(), 5, d, 8));
+  // ldb < rows: the same strided copy, refused the same way (inferred; not yet run on a real GPU).
   EXPECT_STATUS("SetMatrix ldb < rows", CUBLAS_STATUS_MAPPING_ERROR,
                 cublasSetMatrix(6, 4, sizeof(float), host.data(), 6, d, 5));
+  // lda <= 0: INVALID_VALUE, as cuBLAS documents for cublasSetMatrix.
   EXPECT_STATUS("SetMatrix lda = 0", CUBLAS_STATUS_INVALID_VALUE,
                 cublasSetMatrix(6, 4, sizeof(float), host.data(), 0, d, 8));
 
