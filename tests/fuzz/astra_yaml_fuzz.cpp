@@ -32,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!t.is_ok()) return 0;
   ++genie_fuzz_accepted;
+  // The invariant check writes and re-reads the whole graph as JSON; a legal FullyConnected of 2000 NPUs (4 Mi
+  // links, finding timeout-fb8bdc7c of 2026-12-04) takes it past the 10 s timeout under ASan. Built and accepted
+  // like any other; the check itself runs on graphs of up to 2^20 links, which take the same paths.
+  if (t.value()->links().size() > (size_t{1} << 20)) return 0;
   genie::fuzz::check_topology(*t.value());
   return 0;
 }
