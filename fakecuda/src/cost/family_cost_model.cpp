@@ -197,11 +197,11 @@ CostModel::RowArgument FamilyCostModel::row_argument(std::string_view name) cons
   if (s.model == id_ && s.ptr == name.data() && s.len == name.size() &&
       std::memcmp(s.name.data(), name.data(), name.size()) == 0)
     return s.value;
-  const cost::KernelInfo& k = info_for(name).info;
+  const NameInfo& ni = info_for(name);
   RowArgument v;
   // A measured table entry for the name wins over the family, so its launches need no argument.
-  if (k.row_arg_index >= 0 && !info_for(name).has_any_shape && info_for(name).shaped.empty())
-    v = {k.row_arg_index, k.row_arg_bytes};
+  if (ni.info.row_arg_index >= 0 && !ni.has_any_shape && ni.shaped.empty())
+    v = {ni.info.row_arg_index, ni.info.row_arg_bytes};
   s.model = id_;
   s.ptr = name.data();
   s.len = name.size();
