@@ -36,8 +36,8 @@ struct FabricCompletion {
 
 class FabricEndpoint {
  public:
-  /// Opens an endpoint of `provider` ("tcp" means tcp;ofi_rxm, "verbs" verbs;ofi_rxm; "shm", "efa", ...
-  /// as libfabric names them) bound to the local IPv4 address `src_addr` where the provider uses IP
+  /// Opens an endpoint of `provider` ("tcp": libfabric's native RDM provider over TCP where there is one, else
+  /// tcp;ofi_rxm; "verbs": verbs;ofi_rxm; "shm", "efa", ... as libfabric names them: libfabric_provider_names) bound to the local IPv4 address `src_addr` where the provider uses IP
   /// ("" : the provider's default). Unsupported when the provider is not present, with the message
   /// listing those that are. Where the provider offers several domains (one per NIC: verbs, efa), the
   /// endpoint of emulated GPU `gpu` uses, among the NICs nearest to this process's CPUs (hwloc: PCI
@@ -63,7 +63,7 @@ class FabricEndpoint {
 
   /// The endpoint's address, to be exchanged with the peers (opaque bytes).
   const std::vector<uint8_t>& name() const { return name_; }
-  /// The provider as libfabric reports it ("tcp;ofi_rxm").
+  /// The provider as libfabric reports it ("net", "tcp;ofi_rxm", "shm").
   const std::string& provider() const { return provider_; }
   /// The domain (NIC, or "lo"/"shm") the endpoint uses.
   const std::string& domain_name() const { return domain_name_; }
@@ -104,7 +104,9 @@ class FabricEndpoint {
   std::string shm_file_;  ///< shm provider: the region's name in /dev/shm, removed at exit if still open
 };
 
-/// libfabric's provider name for a Genie provider name: "tcp" -> "tcp;ofi_rxm", "verbs" -> "verbs;ofi_rxm".
-std::string libfabric_provider_name(const std::string& provider);
+/// libfabric's provider names for a Genie provider name, in the order open() tries them: "tcp" -> "net" (libfabric
+/// 1.17's native tagged-RDM provider over TCP), then "tcp;ofi_rxm"; "verbs" -> "verbs;ofi_rxm"; any other name as
+/// given ("shm", "efa", "tcp;ofi_rxm", ...).
+std::vector<std::string> libfabric_provider_names(const std::string& provider);
 
 }  // namespace genie::shim
