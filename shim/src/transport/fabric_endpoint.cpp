@@ -115,9 +115,18 @@ std::string user_name(const std::string& lf) {
 // (reproduced by EarlyMessage.ArrivingBeforeItsReceiveIsDelivered: an ungrouped ncclSend then ncclRecv around a
 // ring of 3 ranks hung). With none saved, such a message waits in the socket until its receive is posted, which
 // completes normally.
+// Every getenv/setenv of libfabric's variables here holds this lock: ranks of one process open endpoints from
+// several threads at once.
+std::mutex& libfabric_env_mutex() {
+  static std::mutex mu;
+  return mu;
+}
 void set_libfabric_defaults() {
-  static std::once_flag once;
-  std::call_once(once, [] { ::setenv("FI_NET_MAX_SAVED", "0", 0); });
+  std::lock_guard lk(libfabric_env_mutex());
+  static bool done = false;
+  if (done) return;
+  ::setenv("FI_NET_MAX_SAVED", "0", 0);
+  done = true;
 }
 
 }  // namespace
@@ -125,8 +134,8 @@ void set_libfabric_defaults() {
 std::vector<std::string> libfabric_provider_names(const std::string& provider) {
   // "tcp": libfabric 1.17's native tagged-RDM provider over TCP ("net") first, then rxm over the tcp msg provider
   // (libfabric 1.18 renamed net to tcp; there "tcp" opens rxm, the path tested on libfabric 1.17 too). Measured on
-  // a 4-host testbed at 1 Gbit/s (docs/fabric.md): over rxm a ring all-reduce of 1-4 MiB took 19-29% longer than
-  // the links allow (netsim's time), over net 0-2%.
+  // a 4-host testbed at 1 Gbit/s (docs/fabric.md): over rxm a ring all-reduce of 1-4 MiB took 12-32% longer than
+  // the links allow (netsim's time), over net within 1%.
   if (provider == "tcp") return {"net", "tcp;ofi_rxm"};
   if (provider == "verbs") return {"verbs;ofi_rxm"};
   return {provider};
@@ -152,9 +161,8 @@ std::string FabricEndpoint::shm_copy_rule(int ranks_on_host, int cpus, const std
 }
 
 std::string FabricEndpoint::choose_shm_copy(int ranks_on_host) {
-  static std::mutex mu;
   static std::string decided;
-  std::lock_guard lk(mu);
+  std::lock_guard lk(libfabric_env_mutex());
   if (!decided.empty()) return decided;
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -199,9 +207,14 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
                     hints, &all);
     fi_freeinfo(hints);
     if (rc != 0 || all == nullptr) continue;
-    fi_info** tail = &info;  // the entries named exactly `cand`, in libfabric's order
+    // The entries named exactly `cand`, in libfabric's order; where there are none, every entry it gave (a name
+    // such as "udp" is answered by the layered "udp;ofi_rxd").
+    bool exact = false;
+    for (fi_info* i = all; i && !exact; i = i->next)
+      exact = i->fabric_attr->prov_name != nullptr && cand == i->fabric_attr->prov_name;
+    fi_info** tail = &info;
     for (fi_info* i = all; i; i = i->next) {
-      if (i->fabric_attr->prov_name == nullptr || cand != i->fabric_attr->prov_name) continue;
+      if (exact && (i->fabric_attr->prov_name == nullptr || cand != i->fabric_attr->prov_name)) continue;
       fi_info* one = fi_dupinfo(i);
       if (one == nullptr) continue;
       one->next = nullptr;
@@ -210,10 +223,10 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
     }
     fi_freeinfo(all);
     if (info != nullptr) {
-      lf = cand;
+      lf = info->fabric_attr->prov_name;
       break;
     }
-    rc = -FI_ENODATA;
+    rc = -FI_ENOMEM;
   }
   if (info == nullptr) {
     std::string avail;
