@@ -189,9 +189,11 @@ std::vector<std::string> FabricEndpoint::available_providers() {
 Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& provider, const std::string& src_addr,
                                                              int gpu) {
   set_libfabric_defaults();
-  // The first of the provider's libfabric names that libfabric offers under exactly that name.
-  std::string lf;
-  fi_info* info = nullptr;
+  // The first of the provider's libfabric names that libfabric offers. `all` owns getinfo's list until the end;
+  // `entries` are the ones named exactly like the candidate (where there are none, every entry it gave: a name
+  // such as "udp" is answered by the layered "udp;ofi_rxd").
+  std::unique_ptr<fi_info, void (*)(fi_info*)> all(nullptr, fi_freeinfo);
+  std::vector<fi_info*> entries;
   bool ip = false;
   int rc = -FI_ENODATA;
   for (const std::string& cand : libfabric_provider_names(provider)) {
@@ -202,33 +204,19 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
       GENIE_ASSIGN_OR_RETURN(node, shm_names::unique_name(tag));
     }
     fi_info* hints = make_hints(cand);
-    fi_info* all = nullptr;
+    fi_info* got = nullptr;
     rc = fi_getinfo(FI_VERSION(1, 17), node.empty() ? nullptr : node.c_str(), nullptr, node.empty() ? 0 : FI_SOURCE,
-                    hints, &all);
+                    hints, &got);
     fi_freeinfo(hints);
-    if (rc != 0 || all == nullptr) continue;
-    // The entries named exactly `cand`, in libfabric's order; where there are none, every entry it gave (a name
-    // such as "udp" is answered by the layered "udp;ofi_rxd").
-    bool exact = false;
-    for (fi_info* i = all; i && !exact; i = i->next)
-      exact = i->fabric_attr->prov_name != nullptr && cand == i->fabric_attr->prov_name;
-    fi_info** tail = &info;
-    for (fi_info* i = all; i; i = i->next) {
-      if (exact && (i->fabric_attr->prov_name == nullptr || cand != i->fabric_attr->prov_name)) continue;
-      fi_info* one = fi_dupinfo(i);
-      if (one == nullptr) continue;
-      one->next = nullptr;
-      *tail = one;
-      tail = &one->next;
-    }
-    fi_freeinfo(all);
-    if (info != nullptr) {
-      lf = info->fabric_attr->prov_name;
-      break;
-    }
-    rc = -FI_ENOMEM;
+    all.reset(got);
+    if (rc != 0 || got == nullptr) continue;
+    for (fi_info* i = got; i; i = i->next)
+      if (i->fabric_attr->prov_name != nullptr && cand == i->fabric_attr->prov_name) entries.push_back(i);
+    if (entries.empty())
+      for (fi_info* i = got; i; i = i->next) entries.push_back(i);
+    break;
   }
-  if (info == nullptr) {
+  if (entries.empty()) {
     std::string avail;
     for (const auto& p : available_providers()) avail += (avail.empty() ? "" : ", ") + p;
     if (avail.empty()) avail = "none";
@@ -236,10 +224,11 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
                        (ip ? " on address " + src_addr : std::string()) + " (" + fi_strerror(-rc) +
                        "); providers present on this machine: " + avail);
   }
+  const std::string lf = entries[0]->fabric_attr->prov_name ? entries[0]->fabric_attr->prov_name : provider;
   // One NIC per emulated GPU where there are several: the distinct domains, in libfabric's order, and among
   // them the nearest to this process's CPUs (hwloc).
   std::vector<fi_info*> domains;
-  for (fi_info* i = info; i; i = i->next) {
+  for (fi_info* i : entries) {
     bool seen = false;
     for (fi_info* d : domains) seen |= std::strcmp(d->domain_attr->name, i->domain_attr->name) == 0;
     if (!seen) domains.push_back(i);
@@ -260,10 +249,8 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
     }
   }
   const size_t pick = choose_nic(distances, gpu);
-  fi_info* mine = fi_dupinfo(domains[pick]);
-  fi_freeinfo(info);
-  if (mine == nullptr) return system_error("fi_dupinfo failed");
-  info = mine;
+  fi_info* info = fi_dupinfo(domains[pick]);  // owned by the endpoint (info_), freed by its destructor
+  if (info == nullptr) return system_error("fi_dupinfo failed");
   auto ep = std::unique_ptr<FabricEndpoint>(new FabricEndpoint());
   ep->info_ = info;
   ep->domain_name_ = info->domain_attr->name ? info->domain_attr->name : "";
