@@ -108,6 +108,13 @@ std::string user_name(const std::string& lf) {
   return semi == std::string::npos ? lf : lf.substr(0, semi);
 }
 
+// Every getenv/setenv of libfabric's variables here holds this lock: ranks of one process open endpoints from
+// several threads at once.
+std::mutex& libfabric_env_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 // Provider settings libfabric reads once, when it first initialises its providers: set before our first call
 // into it, each only where the user has not set it.
 // FI_NET_MAX_SAVED=0: libfabric 1.17's net provider keeps up to 4 small (<= 128-byte) messages that arrive before
@@ -115,12 +122,6 @@ std::string user_name(const std::string& lf) {
 // (reproduced by EarlyMessage.ArrivingBeforeItsReceiveIsDelivered: an ungrouped ncclSend then ncclRecv around a
 // ring of 3 ranks hung). With none saved, such a message waits in the socket until its receive is posted, which
 // completes normally.
-// Every getenv/setenv of libfabric's variables here holds this lock: ranks of one process open endpoints from
-// several threads at once.
-std::mutex& libfabric_env_mutex() {
-  static std::mutex mu;
-  return mu;
-}
 void set_libfabric_defaults() {
   std::lock_guard lk(libfabric_env_mutex());
   static bool done = false;
