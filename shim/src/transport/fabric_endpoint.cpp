@@ -135,8 +135,8 @@ void set_libfabric_defaults() {
 std::vector<std::string> libfabric_provider_names(const std::string& provider) {
   // "tcp": libfabric 1.17's native tagged-RDM provider over TCP ("net") first, then rxm over the tcp msg provider
   // (libfabric 1.18 renamed net to tcp; there "tcp" opens rxm, the path tested on libfabric 1.17 too). Measured on
-  // a 4-host testbed at 1 Gbit/s (docs/fabric.md): over rxm a ring all-reduce of 1-4 MiB took 12-32% longer than
-  // the links allow (netsim's time), over net within 1%.
+  // a 4-host testbed at 1 Gbit/s (docs/fabric.md): over rxm a ring all-reduce of 1-4 MiB took 14-32% longer than
+  // netsim's time for those links, over net within 2%.
   if (provider == "tcp") return {"net", "tcp;ofi_rxm"};
   if (provider == "verbs") return {"verbs;ofi_rxm"};
   return {provider};

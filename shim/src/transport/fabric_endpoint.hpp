@@ -37,7 +37,8 @@ struct FabricCompletion {
 class FabricEndpoint {
  public:
   /// Opens an endpoint of `provider` ("tcp": libfabric's native RDM provider over TCP where there is one, else
-  /// tcp;ofi_rxm; "verbs": verbs;ofi_rxm; "shm", "efa", ... as libfabric names them: libfabric_provider_names) bound to the local IPv4 address `src_addr` where the provider uses IP
+  /// tcp;ofi_rxm; "verbs": verbs;ofi_rxm; "shm", "efa", ... as libfabric names them: libfabric_provider_names)
+  /// bound to the local IPv4 address `src_addr` where the provider uses IP
   /// ("" : the provider's default). Unsupported when the provider is not present, with the message
   /// listing those that are. Where the provider offers several domains (one per NIC: verbs, efa), the
   /// endpoint of emulated GPU `gpu` uses, among the NICs nearest to this process's CPUs (hwloc: PCI
