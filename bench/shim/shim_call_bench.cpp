@@ -32,6 +32,22 @@ std::set<long> thread_ids() {
   return ids;
 }
 
+// The calling thread's CPUs (into *allowed) and the first two of them; false when it may run on fewer than two.
+bool two_cpus(cpu_set_t* allowed, int cpus[2]) {
+  if (sched_getaffinity(0, sizeof(*allowed), allowed) != 0 || CPU_COUNT(allowed) < 2) return false;
+  int n = 0;
+  for (int c = 0; c < CPU_SETSIZE && n < 2; ++c)
+    if (CPU_ISSET(c, allowed)) cpus[n++] = c;
+  return true;
+}
+
+cpu_set_t only(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return set;
+}
+
 struct Setup {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
@@ -52,18 +68,12 @@ struct Setup {
       std::fprintf(stderr, "set-up failed\n");
       std::exit(1);
     }
-    if (library_cpu < 0) return;
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) return;
-    int cpus[2], n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < 2; ++c)
-      if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpus[library_cpu], &one);
+    int cpus[2];
+    if (library_cpu < 0 || !two_cpus(&allowed, cpus)) return;
+    const cpu_set_t library = only(cpus[library_cpu]);
     for (long tid : thread_ids())
-      if (!before.count(tid)) sched_setaffinity(static_cast<pid_t>(tid), sizeof(one), &one);
-    CPU_ZERO(&caller_cpu);
-    CPU_SET(cpus[0], &caller_cpu);
+      if (!before.count(tid)) sched_setaffinity(static_cast<pid_t>(tid), sizeof(library), &library);
+    caller_cpu = only(cpus[0]);
     pinned = true;
   }
 };
@@ -86,19 +96,15 @@ BENCHMARK(BM_MutexReference);
 // costs moves with where the hypervisor puts the VM's CPUs, by 3x on the development VM (docs/BENCHMARKS.md).
 void BM_CacheLineRoundTripCrossCpu(benchmark::State& state) {
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+  int cpus[2];
+  if (!two_cpus(&allowed, cpus)) {
     state.SkipWithError("needs two CPUs to pin to");
     return;
   }
-  int cpus[2], n = 0;
-  for (int c = 0; c < CPU_SETSIZE && n < 2; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
   alignas(64) std::atomic<uint64_t> line{0};
   std::atomic<bool> stop{false};
   std::thread echo([&] {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpus[1], &one);
+    const cpu_set_t one = only(cpus[1]);
     sched_setaffinity(0, sizeof(one), &one);
     uint64_t seen = 0;
     while (!stop.load(std::memory_order_relaxed)) {
@@ -109,9 +115,7 @@ void BM_CacheLineRoundTripCrossCpu(benchmark::State& state) {
       }
     }
   });
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpus[0], &one);
+  const cpu_set_t one = only(cpus[0]);
   sched_setaffinity(0, sizeof(one), &one);
   uint64_t v = 0;
   for (auto _ : state) {
