@@ -93,7 +93,7 @@ BENCHMARK(BM_MutexReference);
 
 // The other reference for the *CrossCpu variants: one round trip of a cache line between the two CPUs they use (this
 // thread writes a counter, a thread pinned to the other CPU answers by writing it back). How much one cross-CPU miss
-// costs moves with where the hypervisor puts the VM's CPUs, by 3x on the development VM (docs/BENCHMARKS.md).
+// costs moves with where the hypervisor puts the VM's CPUs, by up to 4x on the development VM (docs/BENCHMARKS.md).
 void BM_CacheLineRoundTripCrossCpu(benchmark::State& state) {
   cpu_set_t allowed;
   int cpus[2];
