@@ -12,6 +12,7 @@
 #include "communicator.hpp"
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
+#include "nccl_debug.hpp"
 #include "transport/fabric_report.hpp"
 
 namespace genie::shim {
@@ -23,6 +24,7 @@ struct FabricHeader {
   CallDesc desc;
   int64_t ready_ns = 0;
   double scalar = 1.0;
+  uint32_t direct = 0;  ///< 1: peers may read this rank's buffers in place (ExecCall::direct needs every rank's 1)
 };
 
 // Sub-communicator entry exchanged through the parent: the new communicator's id (from its rank 0) and the
@@ -139,6 +141,7 @@ Result<SimTime> Communicator::run_collective_fabric(const CollCall& c, uint64_t 
                        static_cast<uint32_t>(c.op.kind), c.root, c.count};
   mine.ready_ns = ready.count_ns();
   mine.scalar = c.op.device_scalar ? scalar_from_bytes(c.op.device_scalar, c.op.scalar_type) : c.op.host_scalar;
+  mine.direct = fabric_direct() && c.shared ? 1 : 0;
   const std::string what = describe(mine.desc) + " #" + std::to_string(seq);
   const FabricWait w = fabric_wait(what);
   auto fail = [&](const Status& st) -> Result<SimTime> {
@@ -196,7 +199,19 @@ Result<SimTime> Communicator::run_collective_fabric(const CollCall& c, uint64_t 
   ec.sendbuff = c.sendbuff;
   ec.recvbuff = c.recvbuff;
   ec.seq = seq;
-  for (const auto& h : hdr) ec.scalars.push_back(h.scalar);
+  ec.direct = true;
+  for (const auto& h : hdr) {
+    ec.scalars.push_back(h.scalar);
+    ec.direct = ec.direct && h.direct == 1;
+  }
+  ec.in_ref = c.send_ref;
+  ec.out_ref = c.recv_ref;
+  if (fabric_direct() && nccl_debug_level() >= NcclDebugLevel::kInfo && !direct_logged_[ec.direct ? 1 : 0]) {
+    direct_logged_[ec.direct ? 1 : 0] = true;  // once per communicator and way
+    nccl_debug(NcclDebugLevel::kInfo, cuda_dev_, "comm %p rank %d: shm transfers %s", static_cast<void*>(this), rank_,
+               ec.direct ? "are read in place from the sender's buffers"
+                         : "travel in messages (some rank's buffers are not device memory)");
+  }
   if (Status st = executor_.run(*fab_, sched, ec, w); !st.is_ok()) return fail(st);
   const SimTime end = clock.wall_now();
 

@@ -41,6 +41,11 @@ const config::Param<std::string> kFiProvider{"shim.fi_provider", "",
 const config::Param<std::string> kFabricAddr{"shim.fabric_addr", "",
                                              "Local IPv4 address the real fabric's IP providers bind to (default: "
                                              "GENIE_SHIM_BOOTSTRAP_ADDR)."};
+const config::Param<bool> kShmDirect{
+    "shim.fabric_shm_direct", true,
+    "Real fabric, shm provider: peers on the host read a transfer's bytes where the sender has them (its device "
+    "buffers and staging area, mapped once) and the message carries only where; off: the bytes travel in libfabric "
+    "shm's messages (CMA or bounce buffers). Buffers not on a memfd always travel in messages."};
 const config::Param<int64_t> kBootstrapTimeoutS{
     "shim.bootstrap_timeout_s", 300, "Seconds a communicator's ranks have to find each other.", {}, 1.0, 86400.0};
 
@@ -333,6 +338,7 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vect
   c->opts_ = opts;
   c->seg_.reset(seg);
   c->fab_ = std::move(fab);
+  c->fabric_direct_ = c->fab_ && c->fab_->provider() == "shm" && config::global().get(kShmDirect);
   c->id_ = seg ? seg->header().id : fabric_id;
   c->timing_ = std::move(timing);
   c->key_ = comm_key(table, rank);

@@ -53,6 +53,8 @@ struct CollCall {
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
   BufferRef send_ref, recv_ref;
+  /// Both refs are as peers in other processes map them (on a memfd): a real-fabric call may let peers read in place.
+  bool shared = false;
 };
 
 /// One send or receive of a point-to-point batch.
@@ -101,6 +103,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool cross_process() const { return cross_process_; }
   /// True when this communicator moves data over the real fabric (libfabric) instead of shared memory.
   bool real_fabric() const { return fab_ != nullptr; }
+  /// True when calls on the real fabric may read peers' buffers in place (shm provider, GENIE_SHIM_FABRIC_SHM_DIRECT;
+  /// ExecCall::direct): their buffers are then published as peers map them (CollCall::shared).
+  bool fabric_direct() const { return fabric_direct_; }
   /// The libfabric provider of the real fabric ("" on the shared-memory path).
   std::string fabric_provider() const { return fab_ ? fab_->provider() : std::string(); }
 
@@ -206,6 +211,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::vector<RankInfo> peers_;
   std::vector<int> pidfds_;  ///< pidfd of each peer in another process (-1: this process or unavailable)
   bool cross_process_ = false;
+  bool fabric_direct_ = false;
+  bool direct_logged_[2] = {false, false};  ///< NCCL_DEBUG=INFO said how shm transfers go (messages, in place); exec_mu_
   std::unique_ptr<SharedSegment> seg_;  ///< shared-memory path
   std::unique_ptr<FabricComm> fab_;      ///< real-fabric path
   ScheduleExecutor executor_;            ///< real fabric: runs each collective's Schedule

@@ -76,6 +76,20 @@ Result<BufferRef> PeerMemory::publish(fakecuda::Runtime& rt, const void* p, uint
   return ref;
 }
 
+std::optional<BufferRef> PeerMemory::shared(fakecuda::Runtime& rt, const void* p, uint64_t bytes) {
+  BufferRef ref;
+  ref.addr = reinterpret_cast<uint64_t>(p);
+  ref.pid = self_pid();
+  if (bytes == 0) return ref;
+  auto a = rt.memory().find(p, 1);
+  if (!a || a->shared_fd < 0 || !a->contains(ref.addr, bytes)) return std::nullopt;
+  ref.fd = a->shared_fd;
+  ref.fd_id = a->shared_id;
+  ref.offset = ref.addr - a->base;
+  ref.map_size = a->mapped_size;
+  return ref;
+}
+
 Result<char*> PeerMemory::resolve(const BufferRef& ref) {
   if (ref.pid == self_pid() || ref.addr == 0) return reinterpret_cast<char*>(ref.addr);
   std::lock_guard lk(mu_);

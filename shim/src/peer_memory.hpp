@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "genie/common/status.hpp"
@@ -26,6 +27,9 @@ class PeerMemory {
   /// `cross_process`, the allocation must be shareable (device memory is, from birth). Errors:
   /// InvalidArgument for memory the CUDA runtime did not allocate or a range past the allocation's end.
   Result<BufferRef> publish(fakecuda::Runtime& rt, const void* p, uint64_t bytes, const char* what, bool cross_process);
+  /// Like publish(.., cross_process = true), but only for memory that is already on a memfd (device memory): no
+  /// error and no conversion otherwise (nullopt). For transfers that may read peers' buffers in place or not.
+  std::optional<BufferRef> shared(fakecuda::Runtime& rt, const void* p, uint64_t bytes);
   /// A local address for a peer's buffer (maps it on first use).
   Result<char*> resolve(const BufferRef& ref);
 

@@ -8,7 +8,12 @@ if(NOT (TARGET nccl2 AND TARGET example_collectives))
 endif()
 set(REAL_SHM GENIE_FABRIC=real:shm GENIE_CLOCK=realtime)
 set(REAL_TCP GENIE_FABRIC=real:tcp GENIE_CLOCK=realtime)
-genie_add_e2e(e2e_fabric_shm_collectives collectives NCCL ENV ${REAL_SHM} ARGS proc 4)
+# shm: by default peers read each other's device buffers in place (the messages carry where); the same calls with
+# the bytes in libfabric's messages instead. Exit 0 is every data check passing; the regex says which way they went.
+genie_add_e2e(e2e_fabric_shm_collectives collectives NCCL ENV ${REAL_SHM} NCCL_DEBUG=INFO ARGS proc 4
+  REGEX "rank 3: shm transfers are read in place from the sender's buffers")
+genie_add_e2e(e2e_fabric_shm_collectives_messages collectives NCCL
+  ENV ${REAL_SHM} GENIE_SHIM_FABRIC_SHM_DIRECT=0 ARGS proc 4)
 genie_add_e2e(e2e_fabric_shm_collectives_threads collectives NCCL ENV ${REAL_SHM} ARGS threads 3)
 genie_add_e2e(e2e_fabric_shm_p2p p2p NCCL ENV ${REAL_SHM} ARGS proc 4)
 genie_add_e2e(e2e_fabric_shm_comm_ops comm_ops NCCL ENV ${REAL_SHM} ARGS 4)

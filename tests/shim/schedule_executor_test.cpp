@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include <unistd.h>
+
 #include "bootstrap.hpp"
 #include "genie/netsim/topology.hpp"
 #include "reduce/float_formats.hpp"
@@ -101,9 +103,12 @@ double reduce_ref(const Case& c, int n, uint64_t i, const std::vector<double>& s
 }
 
 // Runs `c` on n ranks over `provider` and checks every rank's output element by element.
-void run_case(const std::string& provider, int n, const Case& c, uint64_t piece_bytes = 0) {
+// `direct`: ExecCall::direct (peers read each other's buffers in place; here in one process, so the refs are plain
+// addresses).
+void run_case(const std::string& provider, int n, const Case& c, uint64_t piece_bytes = 0, bool direct = false) {
   SCOPED_TRACE(std::string(netsim::collective_name(c.coll)) + " " + netsim::datatype_name(c.dt) + " n=" +
-               std::to_string(n) + " count=" + std::to_string(c.count) + (c.in_place ? " in place" : ""));
+               std::to_string(n) + " count=" + std::to_string(c.count) + (c.in_place ? " in place" : "") +
+               (direct ? " direct" : ""));
   auto fcs = make_comms(provider, n);
   ASSERT_EQ(static_cast<int>(fcs.size()), n);
   auto topo = netsim::load_topology("ring:" + std::to_string(std::max(n, 2)), {});
@@ -161,8 +166,16 @@ void run_case(const std::string& provider, int n, const Case& c, uint64_t piece_
       call.sendbuff = sendp[static_cast<size_t>(r)];
       call.recvbuff = recvp[static_cast<size_t>(r)];
       call.seq = 7;
+      call.direct = direct;
+      call.in_ref.addr = reinterpret_cast<uint64_t>(call.sendbuff);
+      call.in_ref.pid = static_cast<int32_t>(getpid());
+      call.out_ref.addr = reinterpret_cast<uint64_t>(call.recvbuff);
+      call.out_ref.pid = call.in_ref.pid;
       st[static_cast<size_t>(r)] =
           ex[static_cast<size_t>(r)].run(*fcs[static_cast<size_t>(r)], *sched, call, quick_wait());
+      // Direct: a rank that has returned must have been released by every reader, so its input may change now.
+      if (direct && !c.in_place)
+        std::memset(const_cast<void*>(sendp[static_cast<size_t>(r)]), 0x5a, send_n * es);
     });
   for (auto& th : ts) th.join();
   for (int r = 0; r < n; ++r) ASSERT_TRUE(st[static_cast<size_t>(r)].is_ok()) << st[static_cast<size_t>(r)].message();
@@ -239,6 +252,27 @@ TEST_P(ExecutorOnProvider, TransfersSentInPiecesForwardAndReduceEachPiece) {
   run_case(p, 4, {Collective::kBroadcast, DataType::kFloat32, ReduceOp::kSum, 1000, 2}, 24);
   run_case(p, 4, {Collective::kReduce, DataType::kInt32, ReduceOp::kProd, 200, 1}, 24);
   run_case(p, 4, {Collective::kAllToAll, DataType::kInt32, ReduceOp::kSum, 33}, 24);
+}
+
+// Direct mode (shm): the messages carry where each piece is, the receiver reads it from the sender's buffers or
+// staging area, and each rank waits for its readers' release before it returns. Every collective, in pieces and
+// whole, in place and not; the inputs are overwritten after every call to catch a rank that returned while a peer
+// could still read them.
+TEST(ExecutorDirect, EveryCollectiveReadsPiecesInPlaceAndMatchesReference) {
+  for (uint64_t piece : {uint64_t{0}, uint64_t{24}}) {
+    run_case("shm", 4, {Collective::kAllReduce, DataType::kFloat32, ReduceOp::kSum, 1003}, piece, true);
+    run_case("shm", 4, {Collective::kAllReduce, DataType::kInt32, ReduceOp::kAvg, 517, 0, true}, piece, true);
+    run_case("shm", 3, {Collective::kAllReduce, DataType::kFloat16, ReduceOp::kPreMulSum, 999}, piece, true);
+    run_case("shm", 4, {Collective::kAllGather, DataType::kInt32, ReduceOp::kSum, 301}, piece, true);
+    run_case("shm", 3, {Collective::kAllGather, DataType::kInt8, ReduceOp::kSum, 77, 0, true}, piece, true);
+    run_case("shm", 4, {Collective::kReduceScatter, DataType::kFloat32, ReduceOp::kMax, 129, 0, true}, piece, true);
+    run_case("shm", 4, {Collective::kBroadcast, DataType::kFloat32, ReduceOp::kSum, 1000, 2}, piece, true);
+    run_case("shm", 4, {Collective::kReduce, DataType::kInt32, ReduceOp::kProd, 200, 1}, piece, true);
+    run_case("shm", 4, {Collective::kAllToAll, DataType::kInt32, ReduceOp::kSum, 33}, piece, true);
+    run_case("shm", 4, {Collective::kAllToAll, DataType::kFloat32, ReduceOp::kSum, 33, 0, true}, piece, true);
+    run_case("shm", 4, {Collective::kGather, DataType::kInt32, ReduceOp::kSum, 40, 3}, piece, true);
+    run_case("shm", 4, {Collective::kScatter, DataType::kInt32, ReduceOp::kSum, 40, 1, true}, piece, true);
+  }
 }
 
 // "tcp" opens libfabric's native RDM provider over TCP ("net" in libfabric 1.17) where there is one; rxm over the

@@ -3,13 +3,19 @@
 // dependency-driven posting of sends and receives, and the CPU reduction of received chunks.
 #include "transport/schedule_executor.hpp"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <type_traits>
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "peer_memory.hpp"
 #include "reduce/float_formats.hpp"
 
 namespace genie::shim {
@@ -26,9 +32,17 @@ uint64_t fabric_piece_bytes() {
   return v;
 }
 
-// Tag index of a piece: the transfer's index above kPieceBits, the piece below.
+// Tag index of a piece: the transfer's index above kPieceBits, the piece below; with bit 39 set, a direct call's
+// release (the releasing rank below).
 constexpr int kPieceBits = 12;
 constexpr uint64_t kMaxPieces = uint64_t{1} << kPieceBits;
+constexpr uint64_t kReleaseIndex = uint64_t{1} << 39;
+constexpr uint64_t kMaxOps = kReleaseIndex >> kPieceBits;
+
+// A piece of `bytes` at `ref` would run past the mapping a peer announced.
+bool direct_out_of_range(const BufferRef& ref, uint64_t bytes) {
+  return ref.offset > ref.map_size || bytes > ref.map_size - ref.offset;
+}
 
 using netsim::Algorithm;
 using netsim::Collective;
@@ -220,6 +234,37 @@ Algorithm executor_algorithm(Collective c) noexcept {
                                                                                              : Algorithm::kRing;
 }
 
+ScheduleExecutor::~ScheduleExecutor() {
+  if (staging_.p) munmap(staging_.p, staging_.bytes);
+  if (staging_.fd >= 0) ::close(staging_.fd);
+}
+
+Status ScheduleExecutor::reserve_staging(size_t bytes) {
+  if (bytes <= staging_.bytes) return Status::ok();
+  // At least doubling, in whole MiB: peers of direct calls keep their mapping of every area this rank had (PeerMemory
+  // maps a buffer once), so the areas ever made add up to at most twice the largest.
+  constexpr size_t kMiB = size_t{1} << 20;
+  const size_t size = (std::max(bytes, 2 * staging_.bytes) + kMiB - 1) / kMiB * kMiB;
+  const int fd = memfd_create("genie-fabric-staging", MFD_CLOEXEC);
+  if (fd < 0) return system_error(std::string("memfd_create for the fabric's staging area: ") + std::strerror(errno));
+  struct stat sb {};
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 || fstat(fd, &sb) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return system_error("sizing the fabric's staging area to " + std::to_string(size) + " bytes: " + std::strerror(err));
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    return system_error(std::string("mapping the fabric's staging area: ") + std::strerror(err));
+  }
+  if (staging_.p) munmap(staging_.p, staging_.bytes);
+  if (staging_.fd >= 0) ::close(staging_.fd);
+  staging_ = Staging{static_cast<char*>(p), size, fd, static_cast<uint64_t>(sb.st_ino)};
+  return Status::ok();
+}
+
 Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const ExecCall& call, const FabricWait& w) {
   const int n = fc.nranks();
   const int me = fc.rank();
@@ -253,6 +298,30 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
     return Status::ok();
   }
 
+  const bool direct = call.direct;
+  GENIE_ASSIGN_OR_RETURN(std::vector<OpData> d, layout(s, call, n));
+  // An in-place all-to-all sends from a copy of its input (the blocks for the peers must be read before theirs
+  // overwrite them); in direct mode the copy is in the staging area, where peers can read it.
+  const bool a2a_copy = coll == Collective::kAllToAll && in == out;
+  const size_t a2a_bytes = a2a_copy ? static_cast<size_t>(n) * count * es : 0;
+  // This rank's receives (in DAG order) and sends; staging for the chunks it reduces.
+  std::vector<uint32_t> recvs, sends;
+  size_t stage = direct ? (a2a_bytes + 63) / 64 * 64 : 0;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Op& op_i = s.ops[i];
+    if (op_i.kind != Op::Kind::kTransfer || d[i].n == 0) continue;
+    if (op_i.dst == me) {
+      recvs.push_back(static_cast<uint32_t>(i));
+      if (d[i].reduce) {
+        d[i].stage_off = stage;
+        stage += (d[i].n * es + 63) / 64 * 64;
+      }
+    }
+    if (op_i.src == me) sends.push_back(static_cast<uint32_t>(i));
+  }
+  GENIE_TRY(reserve_staging(stage));
+  char* st = staging_.p;
+
   // The rank's own block, which no transfer carries.
   switch (coll) {
     case Collective::kAllGather:
@@ -268,8 +337,11 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
       if (me == call.root) local_copy(out, in + static_cast<uint64_t>(me) * count * es, count * es);
       break;
     case Collective::kAllToAll:
-      if (in == out) {  // in place: the blocks for the peers must be read before theirs overwrite them
-        alltoall_copy_.assign(in, in + static_cast<uint64_t>(n) * count * es);
+      if (a2a_copy && direct) {
+        std::memcpy(st, in, a2a_bytes);
+        in = st;
+      } else if (a2a_copy) {
+        alltoall_copy_.assign(in, in + a2a_bytes);
         in = alltoall_copy_.data();
       }
       local_copy(out + static_cast<uint64_t>(me) * count * es, in + static_cast<uint64_t>(me) * count * es,
@@ -279,28 +351,6 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
       break;
   }
 
-  GENIE_ASSIGN_OR_RETURN(std::vector<OpData> d, layout(s, call, n));
-  // This rank's receives (in DAG order) and sends; staging for the chunks it reduces.
-  std::vector<uint32_t> recvs, sends;
-  size_t stage = 0;
-  for (size_t i = 0; i < s.ops.size(); ++i) {
-    const Op& op_i = s.ops[i];
-    if (op_i.kind != Op::Kind::kTransfer || d[i].n == 0) continue;
-    if (op_i.dst == me) {
-      recvs.push_back(static_cast<uint32_t>(i));
-      if (d[i].reduce) {
-        d[i].stage_off = stage;
-        stage += (d[i].n * es + 63) / 64 * 64;
-      }
-    }
-    if (op_i.src == me) sends.push_back(static_cast<uint32_t>(i));
-  }
-  if (stage > staging_bytes_) {
-    staging_.reset(new char[stage]);
-    staging_bytes_ = stage;
-  }
-  char* st = staging_.get();
-
   // Each transfer moves in pieces of at most GENIE_SHIM_FABRIC_PIECE_BYTES, as NCCL's FIFO moves a chunk step by step: a piece
   // that has arrived (and been reduced) is forwarded while the rest of its chunk is still on the wire, instead
   // of every hop storing and forwarding whole chunks (2 MiB with NCCL's Simple chunking: 17 ms per hop at
@@ -309,8 +359,7 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   // kMaxPieces (the same on both ends, which see the same Schedule).
   const uint64_t pe_min = std::max<uint64_t>(1, (piece_bytes_ ? piece_bytes_ : fabric_piece_bytes()) / es);
   auto pe_of = [&](uint32_t i) { return std::max(pe_min, (d[i].n + kMaxPieces - 1) / kMaxPieces); };
-  if (s.ops.size() >= (uint64_t{1} << (40 - kPieceBits)))
-    return unsupported("the real fabric runs Schedules of fewer than 2^28 operations");
+  if (s.ops.size() >= kMaxOps) return unsupported("the real fabric runs Schedules of fewer than 2^27 operations");
   std::vector<uint32_t> unit_base(s.ops.size() + 1, 0);
   std::vector<uint32_t> unit_op;
   for (size_t i = 0; i < s.ops.size(); ++i) {
@@ -331,16 +380,63 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
     return make_tag(TagKind::kData, call.seq, (static_cast<uint64_t>(i) << kPieceBits) | (u - unit_base[i]));
   };
 
-  // Where op i's data is on this rank once it has arrived (and been reduced).
-  auto arrived_at = [&](uint32_t i) -> char* {
-    const OpData& o = d[i];
-    return o.reduce && !o.final_ ? st + o.stage_off : out + o.dst_off * es;
+  // Direct mode: where this rank's regions are as peers map them. `ref_at(r, base, p)`: region `r`, whose first
+  // byte is at `base` here, moved to the byte at `p`.
+  BufferRef stage_ref;
+  if (direct) {
+    stage_ref.addr = reinterpret_cast<uint64_t>(st);
+    stage_ref.pid = static_cast<int32_t>(getpid());
+    stage_ref.fd = staging_.fd;
+    stage_ref.fd_id = staging_.inode;
+    stage_ref.map_size = staging_.bytes;
+  }
+  auto ref_at = [](BufferRef r, const char* base, const char* p) {
+    const auto delta = static_cast<uint64_t>(p - base);
+    r.addr += delta;
+    r.offset += delta;
+    return r;
   };
-  std::vector<FabricOpContext> ctx(unit_op.size());
-  std::vector<uint8_t> done(unit_op.size(), 0);
+  // Piece k of send i as it lies on this rank (and, in direct mode, as peers map it into *ref): received data it
+  // forwards (staged, or in the output) or its own input.
+  auto send_source = [&](uint32_t i, uint32_t k, BufferRef* ref) -> const char* {
+    const OpData& o = d[i];
+    const uint64_t at = k * pe_of(i) * es;
+    if (o.fwd >= 0 && d[static_cast<size_t>(o.fwd)].n > 0) {
+      const OpData& f = d[static_cast<size_t>(o.fwd)];
+      const bool staged = f.reduce && !f.final_;
+      const char* p = (staged ? st + f.stage_off : out + f.dst_off * es) + at;
+      if (ref) *ref = staged ? ref_at(stage_ref, st, p) : ref_at(call.out_ref, out, p);
+      return p;
+    }
+    const char* p = in + o.src_off * es + at;
+    if (ref)
+      *ref = a2a_copy ? ref_at(stage_ref, st, p) : ref_at(call.in_ref, static_cast<const char*>(call.sendbuff), p);
+    return p;
+  };
+
+  // Direct mode: the peers that read this rank's data (the call ends only once each has released it: until then it
+  // may still be reading) and those it reads from (released once it has read everything it receives).
+  std::vector<int> readers, sources;
+  if (direct) {
+    for (uint32_t i : sends) readers.push_back(s.ops[i].dst);
+    for (uint32_t i : recvs) sources.push_back(s.ops[i].src);
+    for (auto* v : {&readers, &sources}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+  }
+  auto release_tag = [&](int from) { return make_tag(TagKind::kData, call.seq, kReleaseIndex | static_cast<uint64_t>(from)); };
+  // Completion ids: units, then the releases this rank awaits (one per reader), then those it sends (one per source).
+  const size_t nunits = unit_op.size();
+  const size_t total = nunits + readers.size() + sources.size();
+  std::vector<FabricOpContext> ctx(total);
+  std::vector<uint8_t> done(total, 0);
+  std::vector<BufferRef> notice(direct ? nunits : 0);  // direct mode: what each unit's message carries
+  std::vector<uint64_t> release_in(readers.size(), 0);
+  const uint64_t release_word = call.seq;
   std::vector<std::vector<uint32_t>> waiting(s.ops.size());  // sends that forward op i's data
   std::deque<uint32_t> ready;                                // send units whose data is here
-  size_t left = unit_op.size();
+  size_t left = total;
   for (uint32_t i : sends) {
     const int64_t f = d[i].fwd;
     if (f >= 0 && d[static_cast<size_t>(f)].n > 0) {
@@ -358,35 +454,64 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   std::vector<uint32_t> recv_units;
   for (uint32_t i : recvs)
     for (uint32_t k = 0; k < pieces_of(i); ++k) recv_units.push_back(unit_base[i] + k);
-  size_t next_recv = 0;
+  size_t next_recv = 0, recv_left = recv_units.size(), next_release_in = 0, next_release_out = 0;
 
   auto kick = [&]() -> Result<bool> {
+    while (next_release_in < readers.size()) {
+      const size_t j = next_release_in;
+      const int r = readers[j];
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().recv(fc.data_addr(r), &release_in[j], sizeof(uint64_t),
+                                                     release_tag(r), &ctx[nunits + j]));
+      if (!ok) return true;
+      ++next_release_in;
+    }
     while (next_recv < recv_units.size()) {
       const uint32_t u = recv_units[next_recv];
       const uint32_t i = unit_op[u], k = u - unit_base[i];
       const OpData& o = d[i];
-      char* buf = (o.reduce ? st + o.stage_off : out + o.dst_off * es) + k * pe_of(i) * es;
-      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().recv(fc.data_addr(s.ops[i].src), buf, piece_len(i, k) * es,
-                                                     tag_of(u), &ctx[u]));
+      void* buf = direct ? static_cast<void*>(&notice[u])
+                         : (o.reduce ? st + o.stage_off : out + o.dst_off * es) + k * pe_of(i) * es;
+      const size_t len = direct ? sizeof(BufferRef) : piece_len(i, k) * es;
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().recv(fc.data_addr(s.ops[i].src), buf, len, tag_of(u), &ctx[u]));
       if (!ok) return true;
       ++next_recv;
     }
     while (!ready.empty()) {
       const uint32_t u = ready.front();
       const uint32_t i = unit_op[u], k = u - unit_base[i];
-      const OpData& o = d[i];
-      const char* buf = (o.fwd >= 0 && d[static_cast<size_t>(o.fwd)].n > 0 ? arrived_at(static_cast<uint32_t>(o.fwd))
-                                                                           : in + o.src_off * es) +
-                        k * pe_of(i) * es;
-      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(s.ops[i].dst), buf, piece_len(i, k) * es,
-                                                     tag_of(u), &ctx[u]));
+      const void* buf = send_source(i, k, direct ? &notice[u] : nullptr);
+      size_t len = piece_len(i, k) * es;
+      if (direct) {
+        buf = &notice[u];
+        len = sizeof(BufferRef);
+      }
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(s.ops[i].dst), buf, len, tag_of(u), &ctx[u]));
       if (!ok) return true;
       ready.pop_front();
+    }
+    while (recv_left == 0 && next_release_out < sources.size()) {
+      const size_t j = next_release_out;
+      GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(sources[j]), &release_word, sizeof(uint64_t),
+                                                     release_tag(me), &ctx[nunits + readers.size() + j]));
+      if (!ok) return true;
+      ++next_release_out;
     }
     return false;
   };
   auto on = [&](uint64_t unit, const FabricCompletion& c) -> Status {
-    if (unit >= unit_op.size()) return Status::ok();
+    if (unit >= total) return Status::ok();
+    if (unit >= nunits) {  // a release
+      const bool awaited = unit < nunits + readers.size();
+      const int peer = awaited ? readers[unit - nunits] : sources[unit - nunits - readers.size()];
+      if (!c.status.is_ok())
+        return Status(c.status.code(), w.what + ": " + (awaited ? "waiting for " : "releasing ") + fc.peer_name(peer) +
+                                           (awaited ? " to finish reading" : "") + " failed: " + c.status.message());
+      if (!done[unit]) {
+        done[unit] = 1;
+        --left;
+      }
+      return Status::ok();
+    }
     const uint32_t user = unit_op[unit], k = static_cast<uint32_t>(unit) - unit_base[user];
     const Op& op_u = s.ops[user];
     const bool is_recv = op_u.dst == me;
@@ -397,22 +522,38 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
     const OpData& o = d[user];
     if (is_recv) {
       const uint64_t len = piece_len(user, k);
-      if (c.len != len * es)
+      const uint64_t at = k * pe_of(user);  // first element of the piece
+      const char* chunk = st + o.stage_off + at * es;  // where the piece arrived (reductions, not direct)
+      if (direct) {
+        if (c.len != sizeof(BufferRef))
+          return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " sent a " + std::to_string(c.len) +
+                                           "-byte notice of a piece");
+        const BufferRef& ref = notice[unit];
+        Result<char*> p = PeerMemory::instance().resolve(ref);
+        if (!p.is_ok())
+          return Status(Errc::kRemote, w.what + ": reading from " + fc.peer_name(op_u.src) + ": " + p.status().message());
+        const bool outside = ref.pid != stage_ref.pid && direct_out_of_range(ref, len * es);
+        if (p.value() == nullptr || outside)
+          return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " announced a " +
+                                           std::to_string(len * es) + "-byte piece outside its buffer");
+        chunk = p.value();
+        if (!o.reduce) std::memcpy(out + (o.dst_off + at) * es, chunk, len * es);
+      } else if (c.len != len * es) {
         return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " sent " + std::to_string(c.len) +
                                          " bytes of a " + std::to_string(len * es) + "-byte piece");
-      const uint64_t at = k * pe_of(user);  // first element of the piece
+      }
       if (o.reduce) {
-        char* chunk = st + o.stage_off + at * es;
         const void* srcs[2] = {chunk, in + (o.in_off + at) * es};
         // The chunk is the sender's raw input on its first hop (its PreMulSum scalar applies), else a
         // partial result (scalar 1).
         const double sc[2] = {o.fwd < 0 ? scalars[static_cast<size_t>(op_u.src)] : 1.0,
                               scalars[static_cast<size_t>(me)]};
-        char* dst = o.final_ ? out + (o.dst_off + at) * es : chunk;
+        char* dst = o.final_ ? out + (o.dst_off + at) * es : st + o.stage_off + at * es;
         reduce_arrays(dst, srcs, sc, 2, len, call.datatype, op);
         if (o.final_ && int_avg) divide_integers(dst, len, call.datatype, static_cast<uint64_t>(n));
       }
       for (uint32_t j : waiting[user]) ready.push_back(unit_base[j] + k);
+      --recv_left;
     }
     done[unit] = 1;
     --left;
@@ -420,8 +561,12 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   };
   auto waiting_peers = [&] {
     std::vector<int> peers;
-    for (size_t u = 0; u < unit_op.size(); ++u) {
+    for (size_t u = 0; u < total; ++u) {
       if (done[u]) continue;
+      if (u >= nunits) {
+        peers.push_back(u < nunits + readers.size() ? readers[u - nunits] : sources[u - nunits - readers.size()]);
+        continue;
+      }
       const Op& op_u = s.ops[unit_op[u]];
       peers.push_back(op_u.dst == me ? op_u.src : op_u.dst);
     }
@@ -431,11 +576,12 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   };
   Status result = drive_completions(fc, fc.data(), w, [&] { return left == 0; }, on, kick, waiting_peers);
   if (!result.is_ok()) {
-    for (size_t u = 0; u < unit_op.size(); ++u)
+    for (size_t u = 0; u < total; ++u)
       if (!done[u]) fc.data().cancel(&ctx[u]);
     fc.retire(std::move(ctx));
-    (void)staging_.release();  // posted receives may still point into it: leaked with the failed call
-    staging_bytes_ = 0;
+    fc.retire(std::move(notice));
+    fc.retire(std::move(release_in));
+    abandon_staging();  // posted receives (and, direct, peers) may still use it: leaked with the failed call
   }
   return result;
 }

@@ -12,6 +12,7 @@
 #include "genie/common/status.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "reduce/reduce_kernels.hpp"
+#include "shared_segment.hpp"
 #include "transport/fabric_comm.hpp"
 
 namespace genie::shim {
@@ -27,6 +28,12 @@ struct ExecCall {
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
   uint64_t seq = 0;  ///< the communicator's call number (message tags)
+  /// Peers read this rank's data where it lies (ranks of one host, shm): a transfer's message carries where its
+  /// piece is (a BufferRef) instead of its bytes, the receiver copies or reduces straight from the sender's pages
+  /// (mapped once, PeerMemory), and releases the sender when it has read all it needs. Every rank of the call must
+  /// set the same value; `in_ref`/`out_ref` are sendbuff and recvbuff as peers map them (PeerMemory::publish).
+  bool direct = false;
+  BufferRef in_ref, out_ref;
 };
 
 /// True when the executor can run schedules of `a` for collective `c` (Ring for all-reduce, all-gather,
@@ -37,14 +44,28 @@ netsim::Algorithm executor_algorithm(netsim::Collective c) noexcept;
 
 class ScheduleExecutor {
  public:
+  ScheduleExecutor() = default;
+  ~ScheduleExecutor();
+  ScheduleExecutor(const ScheduleExecutor&) = delete;
+  ScheduleExecutor& operator=(const ScheduleExecutor&) = delete;
   /// Runs this rank's part of `sched` for `call` on `fc`'s data endpoint. Errors as FabricComm::exchange.
   Status run(FabricComm& fc, const netsim::Schedule& sched, const ExecCall& call, const FabricWait& w);
   /// Largest message a transfer is sent in (0: GENIE_SHIM_FABRIC_PIECE_BYTES). Every rank must use the same.
   void set_piece_bytes(uint64_t bytes) { piece_bytes_ = bytes; }
 
  private:
-  std::unique_ptr<char[]> staging_;  ///< received chunks that are reduced (kept: pages stay mapped)
-  size_t staging_bytes_ = 0;
+  /// Received chunks that are reduced and forwarded (and, in direct mode, the copy of an in-place all-to-all's
+  /// input): on a memfd, so that peers of a direct call can read it. Kept between calls (pages stay mapped).
+  struct Staging {
+    char* p = nullptr;
+    size_t bytes = 0;
+    int fd = -1;
+    uint64_t inode = 0;
+  };
+  Status reserve_staging(size_t bytes);
+  /// Forgets the staging area without unmapping it: a failed call's posted receives or peers may still use it.
+  void abandon_staging() { staging_ = Staging{}; }
+  Staging staging_;
   std::vector<char> alltoall_copy_;  ///< in-place all-to-all: the input, read before it is overwritten
   uint64_t piece_bytes_ = 0;         ///< set_piece_bytes (0: the configured size)
 };
