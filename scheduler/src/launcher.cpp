@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -86,6 +87,24 @@ void flush_lines(Stream& s, const std::string& prefix, bool final) {
 }
 
 }  // namespace
+
+Result<std::vector<int>> rank_cpus(int nranks, const std::string& policy, bool realtime) {
+  if (policy != "auto" && policy != "core" && policy != "none")
+    return invalid_argument("--bind-to '" + policy + "' is not auto, core or none");
+  if (policy == "none" || nranks < 1) return std::vector<int>{};
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+    return system_error(std::string("sched_getaffinity: ") + std::strerror(errno));
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.empty()) return std::vector<int>{};
+  if (policy == "auto" && (!realtime || static_cast<size_t>(nranks) > cpus.size())) return std::vector<int>{};
+  std::vector<int> out(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) out[static_cast<size_t>(r)] = cpus[static_cast<size_t>(r) % cpus.size()];
+  return out;
+}
 
 Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_per_node) {
   if (nranks < 1) return invalid_argument("-n must be at least 1, not " + std::to_string(nranks));
@@ -225,6 +244,16 @@ Result<LaunchResult> launch(const LaunchSpec& spec) {
         const LaunchHost& h = spec.hosts[static_cast<size_t>(r) % spec.hosts.size()];
         if (int e = testbed_enter_host(h.netns_path.c_str(), h.hostname.c_str()); e != 0) {
           std::fprintf(stderr, "genie run: cannot enter testbed host %s: %s\n", h.hostname.c_str(), std::strerror(e));
+          _exit(126);
+        }
+      }
+      if (static_cast<size_t>(r) < spec.bind_cpus.size()) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(spec.bind_cpus[static_cast<size_t>(r)], &one);
+        if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+          std::fprintf(stderr, "genie run: cannot bind rank %d to CPU %d: %s\n", r, spec.bind_cpus[static_cast<size_t>(r)],
+                       std::strerror(errno));
           _exit(126);
         }
       }

@@ -3,12 +3,14 @@
 #include "genie/sched/launcher.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace genie::sched {
 namespace {
@@ -106,6 +108,54 @@ TEST(Launcher, TheFirstFailingRanksCodeIsTheJobsAndTheOthersAreStopped) {
   ASSERT_EQ(r.ranks.size(), 3u);
   EXPECT_EQ(r.ranks[0].signal, SIGTERM);
   EXPECT_NE(out.find("rank 1 exited with code 7"), std::string::npos) << out;
+}
+
+// The CPUs this test may use, in order.
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+TEST(Launcher, BindingPolicyGivesEachRankACpuAsMpirunDoes) {
+  const std::vector<int> cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  const int n = static_cast<int>(cpus.size());
+  // core: rank r on the (r mod n)-th allowed CPU, wrapping when ranks outnumber CPUs.
+  auto core = rank_cpus(n + 1, "core", false);
+  ASSERT_TRUE(core.is_ok()) << core.status().message();
+  ASSERT_EQ(core->size(), static_cast<size_t>(n + 1));
+  for (int r = 0; r <= n; ++r) EXPECT_EQ((*core)[static_cast<size_t>(r)], cpus[static_cast<size_t>(r % n)]);
+  // auto: only for wall-clock jobs in which every rank gets a CPU of its own.
+  auto rt = rank_cpus(n, "auto", true);
+  ASSERT_TRUE(rt.is_ok());
+  EXPECT_EQ(*rt, cpus);
+  EXPECT_TRUE(rank_cpus(n + 1, "auto", true)->empty());
+  EXPECT_TRUE(rank_cpus(n, "auto", false)->empty());
+  EXPECT_TRUE(rank_cpus(1, "none", true)->empty());
+  auto bad = rank_cpus(2, "socket", true);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("--bind-to 'socket' is not auto, core or none"), std::string::npos);
+}
+
+TEST(Launcher, BoundRanksRunOnlyOnTheirCpu) {
+  // System: 2 ranks bound to the first allowed CPU (so the test holds on a one-CPU machine too); each prints the CPU
+  // list of its affinity. Expectation: both print exactly that CPU.
+  const std::vector<int> cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  LaunchSpec spec;
+  spec.nranks = 2;
+  spec.bind_cpus = {cpus[0], cpus[0]};
+  spec.command = {"sh", "-c", "echo cpus $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"};
+  auto [r, out] = run_captured(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_NE(out.find("[rank" + std::to_string(i) + "]: cpus " + std::to_string(cpus[0]) + "\n"), std::string::npos)
+        << out;
 }
 
 TEST(Launcher, AProgramThatCannotBeExecutedFailsWith127) {

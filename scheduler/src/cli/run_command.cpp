@@ -40,7 +40,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       "prefixed with [rankN]:. The exit code is the first failing rank's.");
   static LaunchSpec spec;
   static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock,
-      report_dir = "genie-report";
+      report_dir = "genie-report", bind_to = "auto";
   static double grace_s = 10, stall_s = 2, dilation = 0;
   static size_t report_max_calls = 1000000;
   static bool no_prefix = false, no_report = false, no_coordinator = false;
@@ -69,6 +69,11 @@ void register_run_command(CLI::App& app, int* exit_code) {
                   "runs, before it is assumed idle (a job found asleep as a whole moves on at once)")
       ->check(CLI::Range(0.01, 3600.0));
   cmd->add_flag("--no-prefix", no_prefix, "Do not prefix output lines with [rankN]:");
+  cmd->add_option("--bind-to", bind_to,
+                  "core: rank i runs on the i-th CPU this process may use (wrapping), as mpirun --bind-to core; "
+                  "none: where the kernel puts it; auto (default): core for realtime jobs (--fabric real, --clock "
+                  "realtime) when every rank gets a CPU of its own, else none")
+      ->check(CLI::IsMember({"auto", "core", "none"}));
   cmd->add_option("--app-clock", app_clock,
                   "What the program's own clock reads return (GENIE_APP_CLOCK): wall, or virtual for programs that time "
                   "their work with the clock, like nccl-tests (not for programs that wait with clock-based timeouts)")
@@ -141,6 +146,20 @@ void register_run_command(CLI::App& app, int* exit_code) {
     }
     spec.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000));
     spec.prefix_output = !no_prefix;
+    {
+      auto it = spec.extra_env.find("GENIE_CLOCK");
+      const bool realtime = (it != spec.extra_env.end() ? it->second : env_value(env, "GENIE_CLOCK", "virtual")) == "realtime";
+      auto cpus = rank_cpus(spec.nranks, bind_to, realtime);
+      if (!cpus.is_ok()) return fail(cpus.status().message());
+      spec.bind_cpus = std::move(cpus).value();
+      if (!spec.bind_cpus.empty()) {
+        std::string list;
+        for (size_t r = 0; r < spec.bind_cpus.size() && r < 16; ++r)
+          list += (r ? " " : "") + std::to_string(spec.bind_cpus[r]);
+        std::cerr << "[genie] ranks bound to CPUs " << list << (spec.bind_cpus.size() > 16 ? " ..." : "")
+                  << " (--bind-to " << bind_to << ")\n";
+      }
+    }
     spec.lib_dir = library_dir();
     if (!std::filesystem::exists(spec.lib_dir + "/libnccl.so.2")) {
       std::cerr << "genie run: " << spec.lib_dir << "/libnccl.so.2 not found (build the nccl2 target)\n";

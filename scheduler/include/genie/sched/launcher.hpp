@@ -30,6 +30,7 @@ struct LaunchSpec {
   bool prefix_output = true;                     ///< "[rank3]: " before every line, as torchrun's --tee / log prefix
   std::chrono::milliseconds grace{std::chrono::seconds(10)};  ///< after a failure, before the others are stopped
   std::vector<LaunchHost> hosts;  ///< testbed: rank r runs in hosts[r % hosts.size()] (empty: this host)
+  std::vector<int> bind_cpus;     ///< rank r runs on CPU bind_cpus[r] only (empty: where the kernel puts it); rank_cpus
 };
 
 /// How each rank ended.
@@ -54,6 +55,13 @@ struct RankPlacement {
 /// Ranks fill nodes in order, ceil(nranks / nodes) per node. InvalidArgument when a node would need more
 /// ranks than it has GPUs, or the numbers are not positive.
 Result<std::vector<RankPlacement>> place_ranks(int nranks, int nodes, int gpus_per_node);
+
+/// The CPU each rank is bound to for `policy` (genie run --bind-to), empty for none: "core" puts rank r on the
+/// (r mod n)-th of the n CPUs this process may run on (its affinity), as mpirun --bind-to core; "none" binds nothing;
+/// "auto" is "core" when wall-clock time is what the job measures (`realtime`) and every rank gets a CPU of its own,
+/// else "none" (a virtual-clock job's results do not depend on where its threads run). InvalidArgument for another
+/// policy.
+Result<std::vector<int>> rank_cpus(int nranks, const std::string& policy, bool realtime);
 
 /// The sanitizer runtime this program was built with (libasan / libtsan, the file loaded in this process), or
 /// empty in a normal build. Programs launched on a sanitizer build's libraries must preload it first: the
