@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Real-fabric benchmarks, each with its reference measured in the same run (docs/BENCHMARKS.md):
 #  1. all-reduce busbw on one host (libfabric shm) against OpenMPI's MPI_Allreduce, 2 and 4 ranks,
-#     1/16/64/256 MiB fp32, ratio side by side;
+#     1/16/64/256 MiB fp32, ratio side by side; Genie as it runs by default (peers read transfers in place) and
+#     with the bytes in libfabric shm's messages (GENIE_SHIM_FABRIC_SHM_DIRECT=0);
 #  2. (root) on a 4-host testbed at --link (default 1gbit): busbw against the link rate for >= 16 MiB;
 #  3. (root) the same testbed with --compare sim: ring all-reduce and all-gather 1..64 MiB, sim/real.
 # 2 and 3 run once per provider of GENIE_BENCH_PROVIDERS (default "tcp tcp;ofi_rxm": the default, libfabric 1.17's
 # native RDM provider net, and rxm over the tcp msg provider, the default before; docs/fabric.md).
-# GENIE_BENCH_TESTBED_ONLY=1 skips 1.
+# GENIE_BENCH_TESTBED_ONLY=1 skips 1; GENIE_BENCH_HOST_ONLY=1 runs only 1. GENIE_BENCH_ITERS: calls per size (3);
+# GENIE_BENCH_ROUNDS: alternating rounds of section 1 (3).
 #   bench/fabric/run_fabric_bench.sh [build dir] [link rate]
 set -u
 build=${1:-build}
@@ -17,26 +19,56 @@ bench=$build/bench/fabric_allreduce
 mpi=$build/bench/mpi_allreduce
 sizes=1,16,64,256
 iters=${GENIE_BENCH_ITERS:-3}
+rounds=${GENIE_BENCH_ROUNDS:-3}
 col() { awk '$1 ~ /^[0-9]+$/ {print $1, $4}'; }  # size busbw
 
 providers=${GENIE_BENCH_PROVIDERS:-tcp tcp;ofi_rxm}
 if [ "${GENIE_BENCH_TESTBED_ONLY:-0}" != 1 ]; then
-  echo "== 1. all-reduce on one host: Genie real fabric (shm) vs OpenMPI MPI_Allreduce, $iters iterations"
+  # The VM's CPUs move under us (a 1 MiB call's time changes 3x from one minute to the next, for OpenMPI too): Genie
+  # and MPI alternate, round after round, and the table shows medians with every round's ratio.
+  echo "== 1. all-reduce on one host: Genie real fabric (shm) vs OpenMPI MPI_Allreduce, $iters iterations per size," \
+    "$rounds alternating rounds: medians (GB/s busbw), ratio of the medians and [each round's ratio]"
+  if ! [ -x "$mpi" ] || ! command -v mpirun >/dev/null; then
+    echo "(no OpenMPI: install openmpi-bin libopenmpi-dev and rebuild for the reference)"
+  fi
   for p in 2 4; do
-    g=$("$genie" run -n "$p" --fabric real:shm --no-prefix -- "$bench" -b "$sizes" -i "$iters" | col)
-    if [ -x "$mpi" ] && command -v mpirun >/dev/null; then
-      m=$(mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -np "$p" "$mpi" -b "$sizes" -i "$iters" |
-        col)
-    else
-      m=""
-      echo "(no OpenMPI: install openmpi-bin libopenmpi-dev and rebuild for the reference)"
-    fi
-    printf '%d ranks\n%12s %14s %14s %8s\n' "$p" "bytes" "genie GB/s" "MPI GB/s" "ratio"
-    join <(printf '%s\n' "$g" | sort) <(printf '%s\n' "$m" | sort) -a1 | sort -n |
-      awk '{r = ($3 > 0) ? $2 / $3 : 0; printf "%12d %14.3f %14.3f %8.2f\n", $1, $2, $3, r}'
+    rows=""
+    for ((k = 1; k <= rounds; ++k)); do
+      rows+=$("$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- "$bench" -b "$sizes" -i "$iters" |
+        col | sed "s/^/g $k /")$'\n'
+      if [ -x "$mpi" ] && command -v mpirun >/dev/null; then
+        rows+=$(mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -np "$p" "$mpi" -b "$sizes" \
+          -i "$iters" | col | sed "s/^/m $k /")$'\n'
+      fi
+      rows+=$(GENIE_SHIM_FABRIC_SHM_DIRECT=0 "$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- \
+        "$bench" -b "$sizes" -i "$iters" | col | sed "s/^/d $k /")$'\n'
+    done
+    printf '%s' "$rows" | awk -v p="$p" -v sizes="$sizes" -v rounds="$rounds" '
+      function key(kind, i, b) { return kind SUBSEP i SUBSEP b }
+      function median(kind, b,   a, m, i, j, t) {
+        m = 0
+        for (i = 1; i <= rounds; ++i) if (key(kind, i, b) in v) a[++m] = v[key(kind, i, b)]
+        for (i = 2; i <= m; ++i) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; --j) a[j + 1] = a[j]; a[j + 1] = t }
+        return m == 0 ? 0 : (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
+      }
+      NF == 4 { v[key($1, $2, $3)] = $4 }
+      END {
+        printf "%d ranks\n%12s %11s %9s %7s %-22s %14s %7s\n", p, "bytes", "genie", "MPI", "ratio", " [per round]",
+          "messages", "ratio"
+        n = split(sizes, S, ",")
+        for (s = 1; s <= n; ++s) {
+          b = S[s] * 1048576; g = median("g", b); m = median("m", b); d = median("d", b); per = ""
+          for (i = 1; i <= rounds; ++i)
+            if ((key("g", i, b) in v) && (key("m", i, b) in v) && v[key("m", i, b)] > 0)
+              per = per sprintf("%s%.2f", per == "" ? "" : " ", v[key("g", i, b)] / v[key("m", i, b)])
+          printf "%12d %11.3f %9.3f %7.2f %-22s %14.3f %7.2f\n", b, g, m, (m > 0 ? g / m : 0), " [" per "]", d,
+            (m > 0 ? d / m : 0)
+        }
+      }'
   done
 fi
 
+[ "${GENIE_BENCH_HOST_ONLY:-0}" = 1 ] && exit 0
 if [ "$(id -u)" != 0 ]; then echo "(not root: testbed benchmarks skipped)"; exit 0; fi
 tb=gbench
 "$genie" testbed down --name "$tb" >/dev/null 2>&1
