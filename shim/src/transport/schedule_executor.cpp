@@ -523,7 +523,7 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
     if (is_recv) {
       const uint64_t len = piece_len(user, k);
       const uint64_t at = k * pe_of(user);  // first element of the piece
-      const char* chunk = st + o.stage_off + at * es;  // where the piece arrived (reductions, not direct)
+      const char* chunk = nullptr;  // the piece to reduce: where the sender has it (direct), else in staging
       if (direct) {
         if (c.len != sizeof(BufferRef))
           return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " sent a " + std::to_string(c.len) +
@@ -541,6 +541,8 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
       } else if (c.len != len * es) {
         return Status(Errc::kRemote, w.what + ": " + fc.peer_name(op_u.src) + " sent " + std::to_string(c.len) +
                                          " bytes of a " + std::to_string(len * es) + "-byte piece");
+      } else if (o.reduce) {
+        chunk = st + o.stage_off + at * es;
       }
       if (o.reduce) {
         const void* srcs[2] = {chunk, in + (o.in_off + at) * es};
