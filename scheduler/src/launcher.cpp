@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "genie/common/sanitizer.hpp"
+#include "genie/common/thread_util.hpp"
 
 namespace genie::sched {
 namespace {
@@ -92,14 +93,8 @@ Result<std::vector<int>> rank_cpus(int nranks, const std::string& policy, bool r
   if (policy != "auto" && policy != "core" && policy != "none")
     return invalid_argument("--bind-to '" + policy + "' is not auto, core or none");
   if (policy == "none" || nranks < 1) return std::vector<int>{};
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-    return system_error(std::string("sched_getaffinity: ") + std::strerror(errno));
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  if (cpus.empty()) return std::vector<int>{};
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.empty()) return system_error("cannot read the CPUs this process may run on (sched_getaffinity)");
   if (policy == "auto" && (!realtime || static_cast<size_t>(nranks) > cpus.size())) return std::vector<int>{};
   std::vector<int> out(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) out[static_cast<size_t>(r)] = cpus[static_cast<size_t>(r) % cpus.size()];

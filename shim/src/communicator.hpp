@@ -104,7 +104,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   /// True when this communicator moves data over the real fabric (libfabric) instead of shared memory.
   bool real_fabric() const { return fab_ != nullptr; }
   /// True when calls on the real fabric may read peers' buffers in place (shm provider, GENIE_SHIM_FABRIC_SHM_DIRECT;
-  /// ExecCall::direct): their buffers are then published as peers map them (CollCall::shared).
+  /// ExecCall::direct): each call does when every rank's buffers are on memfds (CollCall::shared).
   bool fabric_direct() const { return fabric_direct_; }
   /// The libfabric provider of the real fabric ("" on the shared-memory path).
   std::string fabric_provider() const { return fab_ ? fab_->provider() : std::string(); }

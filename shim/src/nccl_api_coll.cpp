@@ -89,16 +89,8 @@ Status collective_checked(const char* fn, netsim::Collective kind, const void* s
   PeerMemory& pm = PeerMemory::instance();
   GENIE_ASSIGN_OR_RETURN(call.send_ref, pm.publish(c->runtime(), sendbuff, ex.send, "sendbuff", c->cross_process()));
   GENIE_ASSIGN_OR_RETURN(call.recv_ref, pm.publish(c->runtime(), recvbuff, ex.recv, "recvbuff", c->cross_process()));
-  if (c->fabric_direct()) {
-    // Peers on this host may read these buffers in place, when both are on a memfd (device memory).
-    auto send = pm.shared(c->runtime(), sendbuff, ex.send);
-    auto recv = pm.shared(c->runtime(), recvbuff, ex.recv);
-    if (send && recv) {
-      call.send_ref = *send;
-      call.recv_ref = *recv;
-      call.shared = true;
-    }
-  }
+  // Peers in other processes can map both buffers (they are on memfds): the real fabric may let them read in place.
+  call.shared = (ex.send == 0 || call.send_ref.fd >= 0) && (ex.recv == 0 || call.recv_ref.fd >= 0);
   if (nccl_debug_level() >= NcclDebugLevel::kTrace)
     nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(),
                "%s: sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p", fn,

@@ -61,7 +61,7 @@ Result<BufferRef> PeerMemory::publish(fakecuda::Runtime& rt, const void* p, uint
   if (!a->contains(ref.addr, bytes))
     return invalid_argument(std::string(what) + " " + hex(p) + ": " + std::to_string(bytes) +
                             " bytes run past the end of its allocation of " + std::to_string(a->size) + " bytes");
-  if (!cross_process) return ref;
+  if (a->shared_fd < 0 && !cross_process) return ref;
   if (a->shared_fd < 0) {
     if (a->mapped_size == 0)
       return invalid_argument(std::string(what) + " " + hex(p) +
@@ -69,20 +69,6 @@ Result<BufferRef> PeerMemory::publish(fakecuda::Runtime& rt, const void* p, uint
     GENIE_ASSIGN_OR_RETURN(fakecuda::Allocation shared, rt.memory().make_shareable(reinterpret_cast<void*>(a->base)));
     a = shared;
   }
-  ref.fd = a->shared_fd;
-  ref.fd_id = a->shared_id;
-  ref.offset = ref.addr - a->base;
-  ref.map_size = a->mapped_size;
-  return ref;
-}
-
-std::optional<BufferRef> PeerMemory::shared(fakecuda::Runtime& rt, const void* p, uint64_t bytes) {
-  BufferRef ref;
-  ref.addr = reinterpret_cast<uint64_t>(p);
-  ref.pid = self_pid();
-  if (bytes == 0) return ref;
-  auto a = rt.memory().find(p, 1);
-  if (!a || a->shared_fd < 0 || !a->contains(ref.addr, bytes)) return std::nullopt;
   ref.fd = a->shared_fd;
   ref.fd_id = a->shared_id;
   ref.offset = ref.addr - a->base;

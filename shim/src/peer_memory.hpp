@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <tuple>
 
 #include "genie/common/status.hpp"
@@ -23,13 +22,11 @@ class PeerMemory {
   /// The process-wide instance (mappings are shared by every communicator of the process).
   static PeerMemory& instance();
 
-  /// Describes `bytes` at `p` for peers. `what` names the argument in errors ("sendbuff"). When
-  /// `cross_process`, the allocation must be shareable (device memory is, from birth). Errors:
+  /// Describes `bytes` at `p` for peers. `what` names the argument in errors ("sendbuff"). Memory already on a memfd
+  /// (device memory, from birth) is described as peers in other processes map it (fd >= 0); when `cross_process`, other
+  /// memory is made shareable, or is an error where it cannot be. Errors:
   /// InvalidArgument for memory the CUDA runtime did not allocate or a range past the allocation's end.
   Result<BufferRef> publish(fakecuda::Runtime& rt, const void* p, uint64_t bytes, const char* what, bool cross_process);
-  /// Like publish(.., cross_process = true), but only for memory that is already on a memfd (device memory): no
-  /// error and no conversion otherwise (nullopt). For transfers that may read peers' buffers in place or not.
-  std::optional<BufferRef> shared(fakecuda::Runtime& rt, const void* p, uint64_t bytes);
   /// A local address for a peer's buffer (maps it on first use).
   Result<char*> resolve(const BufferRef& ref);
 

@@ -110,7 +110,7 @@ TEST(Launcher, TheFirstFailingRanksCodeIsTheJobsAndTheOthersAreStopped) {
   EXPECT_NE(out.find("rank 1 exited with code 7"), std::string::npos) << out;
 }
 
-// The CPUs this test may use, in order.
+// The CPUs this test may use, in order (the test's own reading of its affinity, not the launcher's helper).
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

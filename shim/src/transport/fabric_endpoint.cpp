@@ -23,6 +23,7 @@
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
 #include "genie/common/shm_names.hpp"
+#include "genie/common/thread_util.hpp"
 #include "transport/nic_locality.hpp"
 
 namespace genie::shim {
@@ -165,9 +166,7 @@ std::string FabricEndpoint::choose_shm_copy(int ranks_on_host) {
   static std::string decided;
   std::lock_guard lk(libfabric_env_mutex());
   if (!decided.empty()) return decided;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const int cpus = std::max(1, static_cast<int>(allowed_cpus().size()));
   const char* user = std::getenv("FI_SHM_DISABLE_CMA");
   decided = shm_copy_rule(ranks_on_host, cpus, config::global().get(kShmCma), user);
   if (user == nullptr) ::setenv("FI_SHM_DISABLE_CMA", decided == "cma" ? "0" : "1", 0);

@@ -479,12 +479,9 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
     while (!ready.empty()) {
       const uint32_t u = ready.front();
       const uint32_t i = unit_op[u], k = u - unit_base[i];
-      const void* buf = send_source(i, k, direct ? &notice[u] : nullptr);
-      size_t len = piece_len(i, k) * es;
-      if (direct) {
-        buf = &notice[u];
-        len = sizeof(BufferRef);
-      }
+      const char* data = send_source(i, k, direct ? &notice[u] : nullptr);
+      const void* buf = direct ? static_cast<const void*>(&notice[u]) : data;
+      const size_t len = direct ? sizeof(BufferRef) : piece_len(i, k) * es;
       GENIE_ASSIGN_OR_RETURN(bool ok, fc.data().send(fc.data_addr(s.ops[i].dst), buf, len, tag_of(u), &ctx[u]));
       if (!ok) return true;
       ready.pop_front();

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "genie/common/internal_scope.hpp"
 
@@ -26,6 +28,17 @@ std::thread start_quiet_thread(F&& fn) {
   });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return t;
+}
+
+/// The CPUs the calling thread may run on (its affinity), in increasing order; empty if they cannot be read.
+inline std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 }  // namespace genie
