@@ -3,7 +3,6 @@
 #include "genie/sched/launcher.hpp"
 
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "genie/common/thread_util.hpp"
 
 namespace genie::sched {
 namespace {
@@ -108,17 +109,6 @@ TEST(Launcher, TheFirstFailingRanksCodeIsTheJobsAndTheOthersAreStopped) {
   ASSERT_EQ(r.ranks.size(), 3u);
   EXPECT_EQ(r.ranks[0].signal, SIGTERM);
   EXPECT_NE(out.find("rank 1 exited with code 7"), std::string::npos) << out;
-}
-
-// The CPUs this test may use, in order (the test's own reading of its affinity, not the launcher's helper).
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
 }
 
 TEST(Launcher, BindingPolicyGivesEachRankACpuAsMpirunDoes) {
