@@ -13,6 +13,8 @@
 #include <mutex>
 #include <string>
 
+#include "genie/common/huge_pages.hpp"
+
 namespace genie::fakecuda {
 
 MemoryRegistry::~MemoryRegistry() = default;  // mappings are released by the process, not here
@@ -26,6 +28,7 @@ Result<void*> MemoryRegistry::map_anonymous(size_t size) {
   size_t len = page_round(size == 0 ? 1 : size);
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(errno));
+  advise_huge_pages(p, len);
   return p;
 }
 
@@ -51,6 +54,7 @@ Status MemoryRegistry::map_shareable(size_t size, Allocation* a) {
     close(fd);
     return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(err));
   }
+  advise_huge_pages(p, len);
   a->base = reinterpret_cast<uintptr_t>(p);
   a->size = size;
   a->mapped_size = len;
@@ -151,6 +155,7 @@ Result<void*> MemoryRegistry::open_shared(int pid, int fd, size_t mapped_size, s
   void* p = mmap(nullptr, mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, local, 0);
   close(local);
   if (p == MAP_FAILED) return system_error(std::string("mmap of IPC memory: ") + std::strerror(errno));
+  advise_huge_pages(p, mapped_size);
   Allocation a;
   a.base = reinterpret_cast<uintptr_t>(p);
   a.size = mapped_size;

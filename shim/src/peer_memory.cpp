@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 
+#include "genie/common/huge_pages.hpp"
 #include "genie/fakecuda/runtime.hpp"
 
 namespace genie::shim {
@@ -94,6 +95,7 @@ Result<char*> PeerMemory::resolve(const BufferRef& ref) {
   int err = errno;
   ::close(fd);
   if (p == MAP_FAILED) return Status(Errc::kSystem, std::string("mmap of peer memory: ") + std::strerror(err));
+  advise_huge_pages(p, ref.map_size);
   if (it != maps_.end()) munmap(it->second.base, it->second.size);
   maps_[key] = Mapping{static_cast<char*>(p), ref.map_size};
   return static_cast<char*>(p) + ref.offset;

@@ -7,7 +7,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -36,6 +39,37 @@ TEST(RuntimeMemory, CapacityIsEnforcedAndReleased) {
   ASSERT_TRUE(rt.free_memory(big.value(), false).is_ok());
   EXPECT_EQ(rt.device(0).used_bytes(), 0u);
   EXPECT_TRUE(rt.device_alloc(0, 2 << 20).is_ok());
+}
+
+// The VmFlags of the mapping that holds `p` in /proc/self/smaps ("" when none holds it).
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto u = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= u && u < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(RuntimeMemory, LargeAllocationsAskForHugePagesSharedOrNot) {
+  for (bool shareable : {true, false}) {
+    RuntimeOptions o = test_options(1);
+    o.shareable_memory = shareable;
+    Runtime rt(o);
+    auto big = rt.device_alloc(0, 8 << 20);
+    auto small = rt.device_alloc(0, 64 << 10);
+    ASSERT_TRUE(big.is_ok() && small.is_ok());
+    // "hg": MADV_HUGEPAGE is set on the mapping, so the kernel may back it with 2 MiB pages.
+    EXPECT_NE(vm_flags_of(big.value()).find(" hg"), std::string::npos) << shareable << vm_flags_of(big.value());
+    EXPECT_EQ(vm_flags_of(small.value()).find(" hg"), std::string::npos) << shareable << vm_flags_of(small.value());
+    EXPECT_NE(vm_flags_of(small.value()), "");
+  }
 }
 
 TEST(RuntimeMemory, DoubleFreeAndForeignPointersAreRejected) {

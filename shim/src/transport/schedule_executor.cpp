@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "genie/common/config.hpp"
+#include "genie/common/huge_pages.hpp"
 #include "genie/common/log.hpp"
 #include "peer_memory.hpp"
 #include "reduce/float_formats.hpp"
@@ -259,6 +260,7 @@ Status ScheduleExecutor::reserve_staging(size_t bytes) {
     ::close(fd);
     return system_error(std::string("mapping the fabric's staging area: ") + std::strerror(err));
   }
+  advise_huge_pages(p, size);
   if (staging_.p) munmap(staging_.p, staging_.bytes);
   if (staging_.fd >= 0) ::close(staging_.fd);
   staging_ = Staging{static_cast<char*>(p), size, fd, static_cast<uint64_t>(sb.st_ino)};
