@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -58,15 +59,50 @@ void free_elsewhere(R release, T then) {
   other.join();
 }
 
-// The enqueue/worker pattern the pool is for: a block freed on another thread is what this thread gets next.
-TEST(BlockPool, ABlockFreedOnAnotherThreadIsReusedByTheAllocatingThread) {
+// The enqueue/worker pattern the pool is for: blocks freed on another thread are what this thread gets next, once
+// that thread has freed a batch of them (it pushes them together).
+TEST(BlockPool, BlocksFreedOnAnotherThreadAreReusedByTheAllocatingThread) {
+  if (!kPoolOn) GTEST_SKIP() << "the pool is off under AddressSanitizer";
+  on_thread_with_empty_class(200, [] {
+    std::set<void*> mine;
+    for (int i = 0; i < 32; ++i) mine.insert(pool_allocate(200));
+    std::vector<void*> again;
+    // The freeing thread stays alive until the blocks are allocated again (a thread's exit hands what malloc
+    // cached for it back to the arena, where any thread finds it).
+    free_elsewhere([&] { for (void* p : mine) pool_free(p, 200); },
+                   [&] { for (int i = 0; i < 32; ++i) again.push_back(pool_allocate(200)); });
+    EXPECT_EQ(std::set<void*>(again.begin(), again.end()), mine);
+    for (void* p : again) pool_free(p, 200);
+  });
+}
+
+// Fewer than a batch: the freeing thread keeps them until it exits, then any thread gets them.
+TEST(BlockPool, APartBatchIsHandedOnWhenItsThreadExits) {
   if (!kPoolOn) GTEST_SKIP() << "the pool is off under AddressSanitizer";
   on_thread_with_empty_class(200, [] {
     void* p = pool_allocate(200);
     void* q = nullptr;
-    // The freeing thread stays alive until the block is allocated again (a thread's exit hands what malloc
-    // cached for it back to the arena, where any thread finds it).
     free_elsewhere([&] { pool_free(p, 200); }, [&] { q = pool_allocate(200); });
+    EXPECT_NE(q, p);  // still held by the freeing thread, which has exited since
+    pool_free(q, 200);
+    std::vector<void*> got;
+    bool found = false;
+    for (int i = 0; i < 64 && !found; ++i) {
+      got.push_back(pool_allocate(200));
+      found = got.back() == p;
+    }
+    EXPECT_TRUE(found);
+    for (void* g : got) pool_free(g, 200);
+  });
+}
+
+// A thread that frees what it allocated reuses it before it takes new memory (nothing to push yet).
+TEST(BlockPool, AThreadReusesWhatItFreedBeforeItIsPushed) {
+  if (!kPoolOn) GTEST_SKIP() << "the pool is off under AddressSanitizer";
+  on_thread_with_empty_class(200, [] {
+    void* p = pool_allocate(200);
+    pool_free(p, 200);
+    void* q = pool_allocate(200);
     EXPECT_EQ(q, p);
     pool_free(q, 200);
   });
@@ -162,7 +198,8 @@ TEST(BlockPool, PooledClosureInAStdFunctionLivesInThePool) {
     const void* where = h.target<Target>();  // the heap copy std::function made
     ASSERT_NE(where, nullptr);
     void* p = nullptr;
-    free_elsewhere([&] { h = nullptr; }, [&] { p = pool_allocate(sizeof(Target)); });
+    free_elsewhere([&] { h = nullptr; }, [] {});  // the freeing thread exits: its blocks go to the shared list
+    p = pool_allocate(sizeof(Target));
     EXPECT_EQ(p, where);
     pool_free(p, sizeof(Target));
   });
