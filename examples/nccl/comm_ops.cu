@@ -8,6 +8,9 @@
 #include <nccl_device.h>
 #pragma GCC diagnostic pop
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -15,8 +18,9 @@
 
 #include "nccl_check.cuh"
 
-// Extra communicators' ids (made by rank 0, see run_procs): non-blocking init, scalable init, abort, bad rank.
-enum { kIdNonblocking = 1, kIdScalable, kIdAbort, kIdBadRank, kIds };
+// Extra communicators' ids (made by rank 0, see run_procs): non-blocking init, scalable init, abort, bad rank,
+// destroy with work queued.
+enum { kIdNonblocking = 1, kIdScalable, kIdAbort, kIdBadRank, kIdQueued, kIds };
 
 // AllReduce(sum) of `count` floats, each rank contributing `mine` everywhere; every element must come back as
 // `want`. Returns the elements that differ.
@@ -38,6 +42,23 @@ static long allreduce_check(ncclComm_t comm, cudaStream_t s, float mine, float w
 // Waits for a non-blocking communicator to leave ncclInProgress; returns its state.
 static ncclResult_t wait_ready(ncclComm_t comm, double timeout_s = 60) {
   return poll_async_error(comm, nullptr, timeout_s, nullptr, true);
+}
+
+// Open file descriptors of this process whose target's name contains `what` (-1 when /proc cannot be read).
+static int open_fds(const char* what) {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    char target[512];
+    const std::string path = std::string("/proc/self/fd/") + e->d_name;
+    const ssize_t len = readlink(path.c_str(), target, sizeof(target) - 1);
+    if (len <= 0) continue;
+    target[len] = 0;
+    n += std::strstr(target, what) != nullptr;
+  }
+  closedir(d);
+  return n;
 }
 
 static float sum_of_rank_plus_one(const std::vector<int>& ranks) {
@@ -277,6 +298,35 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
   expect_eq(rank, "AllReduce on a communicator about to be aborted: elements differing", 0,
             allreduce_check(doomed, s, 1.0f, float(n)));
   expect_result(rank, "ncclCommAbort", ncclSuccess, ncclCommAbort(doomed));
+
+  // ncclCommDestroy with calls still queued on the stream: NCCL flushes them first (ncclCommFinalize); every result
+  // must arrive, and once the stream has drained the communicator is gone. On Genie a communicator's control segment
+  // is a memfd named genie-nccl-comm (real NCCL has none: the count stays as it was there too).
+  {
+    const size_t count = 4096;
+    const int calls = 64;
+    float *in, *out;
+    CHECK_CUDA(cudaMalloc(&in, count * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&out, calls * count * sizeof(float)));
+    std::vector<float> h(calls * count, float(rank + 1));
+    CHECK_CUDA(cudaMemcpy(in, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemset(out, 0, calls * count * sizeof(float)));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    const int fds_before = open_fds("genie-nccl-comm");
+    ncclComm_t q;
+    CHECK_NCCL(ncclCommInitRank(&q, n, shared_id(kIdQueued), rank));
+    for (int i = 0; i < calls; ++i) CHECK_NCCL(ncclAllReduce(in, out + i * count, count, ncclFloat, ncclSum, q, s));
+    CHECK_NCCL(ncclCommDestroy(q));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    CHECK_CUDA(cudaMemcpy(h.data(), out, calls * count * sizeof(float), cudaMemcpyDeviceToHost));
+    long bad = 0;
+    for (float v : h) bad += v != sum_of_rank_plus_one(all);
+    expect_eq(rank, "AllReduces queued before ncclCommDestroy: elements differing", 0, bad);
+    expect_eq(rank, "communicator segments open after the destroyed communicator's queued calls ran, less before", 0,
+              open_fds("genie-nccl-comm") - fds_before);
+    CHECK_CUDA(cudaFree(in));
+    CHECK_CUDA(cudaFree(out));
+  }
   CHECK_CUDA(cudaStreamDestroy(s));
 }
 

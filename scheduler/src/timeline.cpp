@@ -95,7 +95,9 @@ struct Timeline::Core {
   }
   Clock clock;
   bool record_trace;
-  std::mutex mu;
+  // Taken by every lane worker after every op (notify_completion): on lines of their own, away from the clock and
+  // record_trace, which enqueuing threads read on every call.
+  alignas(64) std::mutex mu;
   std::condition_variable cv;
   // Every op of this process the coordinator times that ends before this has been resolved
   // (Timeline::note_resolved_before).

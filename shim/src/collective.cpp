@@ -187,7 +187,9 @@ Status Communicator::wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, ui
       for (int r = 0; r < nranks_; ++r) fn(r);
     }
   };
-  auto since = std::chrono::steady_clock::now();
+  // The hang timeout counts from the first check (after a short spin), not from the call: most waits end before it,
+  // and reading the clock per wait was a fifth of a stream worker's time per call (docs/BENCHMARKS.md).
+  std::chrono::steady_clock::time_point since{};
   return seg_->wait(
       [&] {
         bool all = true;
@@ -195,6 +197,7 @@ Status Communicator::wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, ui
         return all;
       },
       [&] {
+        if (since == std::chrono::steady_clock::time_point{}) since = std::chrono::steady_clock::now();
         return wait_check(
             [&] {
               std::vector<int> m;
@@ -242,17 +245,18 @@ Status Communicator::enqueue(const char* label, Run run, fakecuda::Stream& s, sc
   // only they take a place in the issue order (a replayed op runs when its graph reaches it).
   const bool counted = !s.capturing.load(std::memory_order_acquire);
   const uint64_t order = counted ? issued_.fetch_add(1, std::memory_order_relaxed) + 1 : 0;
-  // The closure is freed by the stream's worker: pooled (genie/common/block_pool.hpp).
-  spec.run = pooled([self = shared_from_this(), run = std::move(run), counted, order](SimTime ready) mutable
-                    -> Result<SimTime> {
-    Result<SimTime> r = run(*self, order, ready);
-    if (counted) self->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+  // The closure is freed by the stream's worker: pooled (genie/common/block_pool.hpp). It holds the communicator by
+  // a plain pointer when the op is counted (let_go keeps the communicator until counted ops have finished); a
+  // captured op holds a reference, since its graph may be replayed at any time.
+  spec.run = pooled([ref = OpCommRef(this, counted ? nullptr : shared_from_this()), run = std::move(run), counted,
+                     order](SimTime ready) mutable -> Result<SimTime> {
+    Result<SimTime> r = run(*ref.comm, order, ready);
+    if (counted) ref.comm->finished_.fetch_add(1, std::memory_order_seq_cst);  // see let_go
     return r;
   });
-  if (counted) outstanding_.fetch_add(1, std::memory_order_acq_rel);
   auto r = rt_->submit(s, std::move(spec));
   if (!r.is_ok() && counted) {
-    outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+    finished_.fetch_add(1, std::memory_order_seq_cst);
     std::lock_guard lk(exec_mu_);
     end_turn(order);  // it will never run: do not hold up the ops issued after it
   }
@@ -684,7 +688,7 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
       if (!s.done) return false;
     return true;
   };
-  auto since = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point since{};  // of the first wait check (as in wait_all_reach)
   while (!all_done()) {
     bool progressed = false;
     Status s = step(&progressed);
@@ -715,6 +719,7 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
           return false;
         },
         [&] {
+          if (since == std::chrono::steady_clock::time_point{}) since = std::chrono::steady_clock::now();
           return wait_check(
               [&] {
                 std::vector<int> m;

@@ -24,6 +24,13 @@ genie::Result<std::shared_ptr<genie::shim::Communicator>> ncclComm::wait_ready()
   return impl;
 }
 
+genie::Result<genie::shim::Communicator*> ncclComm::wait_ready_ptr() {
+  std::unique_lock lk(mu);
+  cv.wait(lk, [&] { return state != State::kInitializing; });
+  if (state == State::kFailed) return init_status;
+  return impl.get();
+}
+
 namespace genie::shim {
 
 HandleRegistry& HandleRegistry::instance() {
@@ -46,14 +53,19 @@ bool HandleRegistry::remove(ncclComm* c) {
   return live_.erase(c) != 0;
 }
 
-Result<std::shared_ptr<Communicator>> ready_comm(ncclComm_t comm, const char* arg) {
+Result<Communicator*> ready_comm_ptr(ncclComm_t comm, const char* arg) {
   if (comm == nullptr) return invalid_argument(std::string(arg) + " argument is NULL");
   if (!HandleRegistry::instance().contains(comm))
     return invalid_argument(std::string(arg) + " is not a valid communicator (destroyed or never created)");
-  auto r = comm->wait_ready();
+  auto r = comm->wait_ready_ptr();
   if (!r.is_ok()) return Status(r.status().code(), "communicator init failed: " + r.status().message());
   if (!r.value()) return invalid_argument(std::string(arg) + " is not a communicator (split with NCCL_SPLIT_NOCOLOR)");
   return r;
+}
+
+Result<std::shared_ptr<Communicator>> ready_comm(ncclComm_t comm, const char* arg) {
+  GENIE_ASSIGN_OR_RETURN(Communicator * c, ready_comm_ptr(comm, arg));
+  return c->shared_from_this();
 }
 
 }  // namespace genie::shim

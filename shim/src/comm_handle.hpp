@@ -31,6 +31,8 @@ struct ncclComm {
   void finish(genie::Result<std::shared_ptr<genie::shim::Communicator>> r);
   /// Waits until initialisation finished; the communicator or the init error.
   genie::Result<std::shared_ptr<genie::shim::Communicator>> wait_ready();
+  /// The same without taking a reference (null for a NOCOLOR split): the handle keeps the communicator.
+  genie::Result<genie::shim::Communicator*> wait_ready_ptr();
 };
 
 namespace genie::shim {
@@ -51,5 +53,8 @@ class HandleRegistry {
 
 /// Validates `comm` and waits for it to be ready.
 Result<std::shared_ptr<Communicator>> ready_comm(ncclComm_t comm, const char* arg = "comm");
+/// The same without taking a reference, for calls that use the communicator only while they run (the handle keeps
+/// it; destroying a communicator while another thread calls on it is an error in NCCL too).
+Result<Communicator*> ready_comm_ptr(ncclComm_t comm, const char* arg = "comm");
 
 }  // namespace genie::shim

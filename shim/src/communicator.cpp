@@ -404,8 +404,31 @@ void Communicator::fail_all(const Status& why) {
   seg_->ring();
 }
 
+OpCommRef::~OpCommRef() {
+  if (comm != nullptr && !owned) comm->op_released();
+}
+
+void Communicator::let_go(std::shared_ptr<Communicator> self) {
+  {
+    std::lock_guard lk(keep_mu_);
+    keep_alive_ = std::move(self);
+  }
+  // Sequentially consistent with the worker's increment of finished_ and its load of let_go_ (op_released): either
+  // the last op's release sees let_go_, or this call sees the op finished.
+  let_go_.store(true, std::memory_order_seq_cst);
+  op_released();
+}
+
+void Communicator::op_released() {
+  if (!let_go_.load(std::memory_order_seq_cst)) return;
+  std::shared_ptr<Communicator> last;  // dropped after the lock: it may be the last reference to this communicator
+  std::lock_guard lk(keep_mu_);
+  if (finished_.load(std::memory_order_seq_cst) >= issued_.load(std::memory_order_seq_cst))
+    last = std::move(keep_alive_);
+}
+
 Status Communicator::drain() {
-  while (outstanding_.load(std::memory_order_acquire) > 0) {
+  while (finished_.load(std::memory_order_acquire) < issued_.load(std::memory_order_acquire)) {
     if (aborted()) return Status(Errc::kRemote, "communicator aborted");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "bootstrap.hpp"
@@ -74,6 +75,21 @@ struct CommOptions {
   std::string name;
 };
 
+class Communicator;
+
+/// How a queued op holds its communicator: by pointer (`owned` empty: the op is counted in issued_, and let_go keeps
+/// the communicator until it has finished) or by reference (a graph-captured op). When a counted op's hold ends it
+/// tells the communicator (op_released).
+struct OpCommRef {
+  Communicator* comm = nullptr;
+  std::shared_ptr<Communicator> owned;
+  OpCommRef(Communicator* c, std::shared_ptr<Communicator> o) : comm(c), owned(std::move(o)) {}
+  OpCommRef(const OpCommRef&) = default;  // std::function copies (a copy's release is harmless: idempotent)
+  OpCommRef(OpCommRef&& o) noexcept : comm(std::exchange(o.comm, nullptr)), owned(std::move(o.owned)) {}
+  OpCommRef& operator=(const OpCommRef&) = delete;
+  ~OpCommRef();
+};
+
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
   static constexpr uint64_t kMagic = 0x47454e49434f4d4dull;  // "GENICOMM"
@@ -119,6 +135,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
   /// Blocks until every op this communicator enqueued has run (ncclCommFinalize).
   Status drain();
+  /// The handle lets go of the communicator (ncclCommDestroy, ncclCommAbort) and hands over its reference, `self`,
+  /// which is kept until every op issued so far has finished: queued ops hold the communicator by a plain pointer,
+  /// so that the enqueuing thread and the stream's worker write no reference count per call (docs/BENCHMARKS.md).
+  void let_go(std::shared_ptr<Communicator> self);
+  /// A queued op's hold on the communicator ends (its closure goes): once the handle let go and no op is
+  /// outstanding, the kept reference is dropped (idempotent).
+  void op_released();
 
   /// Enqueues a collective on `s`.
   Status enqueue_collective(CollCall call, fakecuda::Stream& s);
@@ -221,13 +244,18 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<int> async_error_{0};
   std::mutex async_error_mu_;  ///< the first error's message is published before its code
   std::atomic<bool> aborted_{false};
-  std::atomic<int64_t> outstanding_{0};
 
   // What the enqueuing thread writes per call, on a cache line of its own: the stream worker writes the fields
   // after it on every call it runs.
   alignas(64) std::atomic<uint64_t> call_seq_{0};  ///< calls enqueued so far (the seq of records)
   std::atomic<uint64_t> issued_{0};                ///< ops enqueued outside graph capture, in host call order
   alignas(64) std::mutex exec_mu_;  ///< one call of this communicator executes at a time, in order
+  /// Of the issued ops, those that have run or never will (issued_ - finished_ are outstanding). Written by the
+  /// stream workers, never by the enqueuing thread: no line both write per call.
+  std::atomic<uint64_t> finished_{0};
+  std::atomic<bool> let_go_{false};  ///< the handle let go (let_go); read as each op's closure goes
+  std::mutex keep_mu_;
+  std::shared_ptr<Communicator> keep_alive_;  ///< the handle's reference after let_go, while ops are outstanding
   uint64_t exec_seq_ = 0;
   uint64_t executed_ = 0;              ///< of those issued, the last one that has run (guarded by exec_mu_)
   std::condition_variable exec_cv_;    ///< signalled when executed_ moves

@@ -136,25 +136,25 @@ void defer_init(ncclComm* handle, std::function<Result<std::shared_ptr<Communica
   t_group.inits.push_back({handle, std::move(init)});
 }
 
-Status submit_collective(std::shared_ptr<Communicator> comm, CollCall call, fakecuda::Stream& s) {
-  if (!in_group()) return comm->enqueue_collective(std::move(call), s);
+Status submit_collective(Communicator& comm, CollCall call, fakecuda::Stream& s) {
+  if (!in_group()) return comm.enqueue_collective(std::move(call), s);
   Task t;
-  t.comm = std::move(comm);
+  t.comm = comm.shared_from_this();
   t.stream = &s;
   t.coll = std::move(call);
   t_group.tasks.push_back(std::move(t));
   return Status::ok();
 }
 
-Status submit_p2p(std::shared_ptr<Communicator> comm, P2PCall call, fakecuda::Stream& s) {
-  if (!in_group()) return comm->enqueue_p2p({call}, s);
+Status submit_p2p(Communicator& comm, P2PCall call, fakecuda::Stream& s) {
+  if (!in_group()) return comm.enqueue_p2p({call}, s);
   for (auto& t : t_group.tasks)
-    if (t.is_p2p && !t.merged && t.comm == comm && t.stream == &s) {
+    if (t.is_p2p && !t.merged && t.comm.get() == &comm && t.stream == &s) {
       t.p2p.push_back(call);
       return Status::ok();
     }
   Task t;
-  t.comm = std::move(comm);
+  t.comm = comm.shared_from_this();
   t.stream = &s;
   t.is_p2p = true;
   t.p2p.push_back(call);

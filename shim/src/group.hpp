@@ -34,7 +34,7 @@ Status note_call_error(Status st);
 /// Defers a communicator init to the end of the group (its handle exists already).
 void defer_init(ncclComm* handle, std::function<Result<std::shared_ptr<Communicator>>()> init);
 /// Adds a collective or a p2p call; outside a group it is launched at once.
-Status submit_collective(std::shared_ptr<Communicator> comm, CollCall call, fakecuda::Stream& s);
-Status submit_p2p(std::shared_ptr<Communicator> comm, P2PCall call, fakecuda::Stream& s);
+Status submit_collective(Communicator& comm, CollCall call, fakecuda::Stream& s);
+Status submit_p2p(Communicator& comm, P2PCall call, fakecuda::Stream& s);
 
 }  // namespace genie::shim

@@ -288,6 +288,7 @@ Status destroy_handle(ncclComm_t comm, bool abort) {
     impl = comm->impl;
   }
   if (impl && (abort || impl->async_error() != Errc::kOk)) impl->abort();
+  if (impl) impl->let_go(impl);  // kept while ops it issued are queued
   delete comm;
   return Status::ok();
 }

@@ -63,7 +63,8 @@ Result<Extents> extents(netsim::Collective c, uint64_t count, size_t es, int n, 
 Status collective_checked(const char* fn, netsim::Collective kind, const void* sendbuff, void* recvbuff, size_t count,
                           int datatype, int op, int root, ncclComm_t comm, cudaStream_t stream) {
   HostCost cost(!in_group(), fn);  // inside a group, ncclGroupEnd launches (and is charged)
-  GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+  // The handle holds the communicator for the call: no reference taken (docs/BENCHMARKS.md).
+  GENIE_ASSIGN_OR_RETURN(Communicator * c, ready_comm_ptr(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
   CollCall call;
   call.collective = kind;
@@ -108,13 +109,14 @@ Status collective_checked(const char* fn, netsim::Collective kind, const void* s
       (call.op.kind == ReduceOp::kAvg || call.op.kind == ReduceOp::kPreMulSum))
     return invalid_argument(std::string(call.op.kind == ReduceOp::kAvg ? "ncclAvg" : "PreMulSum") +
                             " of fp8 on a one-rank communicator: NCCL 2.28.9 has no kernel for it");
-  return submit_collective(std::move(c), std::move(call), *s);
+  return submit_collective(*c, std::move(call), *s);
 }
 
 Status p2p_checked(const char* fn, bool is_send, const void* buf, size_t count, int datatype, int peer,
                    ncclComm_t comm, cudaStream_t stream) {
   HostCost cost(!in_group(), fn);
-  GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+  // The handle holds the communicator for the call: no reference taken (docs/BENCHMARKS.md).
+  GENIE_ASSIGN_OR_RETURN(Communicator * c, ready_comm_ptr(comm));
   GENIE_ASSIGN_OR_RETURN(netsim::DataType dt, to_datatype(datatype));
   if (peer < 0 || peer >= c->nranks())
     return invalid_argument("peer " + std::to_string(peer) + " is out of range for a communicator of " +
@@ -137,7 +139,7 @@ Status p2p_checked(const char* fn, bool is_send, const void* buf, size_t count, 
     nccl_debug(NcclDebugLevel::kTrace, c->cuda_dev(),
                "%s: buff %p count %zu datatype %d peer %d comm %p [nranks=%d] stream %p", fn, buf, count, datatype,
                peer, static_cast<void*>(comm), c->nranks(), static_cast<void*>(stream));
-  return submit_p2p(std::move(c), call, *s);
+  return submit_p2p(*c, call, *s);
 }
 
 }  // namespace

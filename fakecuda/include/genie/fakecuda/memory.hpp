@@ -60,7 +60,10 @@ class MemoryRegistry {
   Status copy(void* dst, const void* src, size_t n) const;
 
  private:
-  mutable std::shared_mutex mu_;
+  // On a cache line of its own (the registry is 64-byte aligned): every collective call takes it for reading on the
+  // enqueuing thread, and what sat next to it in the runtime (the timeline's core pointer, which stream workers read
+  // per op) cost both threads a miss per call (docs/BENCHMARKS.md).
+  alignas(64) mutable std::shared_mutex mu_;
   std::map<uintptr_t, Allocation> ranges_;
 };
 

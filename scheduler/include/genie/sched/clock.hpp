@@ -104,8 +104,11 @@ class Clock {
   ClockOptions options_;
   uint64_t id_;
   int64_t epoch_wall_ns_;
-  std::atomic<int64_t> max_host_ns_{0};
   std::atomic<int64_t> resume_floor_ns_{0};  ///< resume_no_earlier()
+  /// Written by every thread whose host time advances, on every call: on a line of its own, away from the options
+  /// stream workers read per op (is_virtual()), and from what follows the clock.
+  alignas(64) std::atomic<int64_t> max_host_ns_{0};
+  char pad_after_max_host_[64 - sizeof(std::atomic<int64_t>)] = {};
 };
 
 }  // namespace genie::sched
