@@ -3,7 +3,9 @@
 // out-of-place, after a warm-up), against a single-core 64 MiB memcpy measured in the same run.
 //   allreduce_bandwidth [processes=4] [MiB=64] [iterations=10]
 // Prints the memcpy bandwidth, the all-reduce's algorithm bandwidth (bytes / time) and bus bandwidth
-// (x 2(P-1)/P, nccl-tests' definition), and their ratios to memcpy.
+// (x 2(P-1)/P, nccl-tests' definition), and their ratios to memcpy. Second reference: one memcpy per CPU at once
+// (the machine's memory bandwidth with every core copying); the all-reduce reads P inputs and writes P outputs at
+// least, P x bytes copied, which the last line puts against it.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <sys/mman.h>
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -33,6 +36,18 @@ double memcpy_gbps(size_t bytes, int iters) {
   return static_cast<double>(bytes) * iters / seconds_since(t0) / 1e9;
 }
 
+// `threads` memcpys of `bytes` at once, each on its own buffers: their summed bandwidth.
+double parallel_memcpy_gbps(size_t bytes, int iters, int threads) {
+  std::vector<double> rate(static_cast<size_t>(threads));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] { rate[static_cast<size_t>(t)] = memcpy_gbps(bytes, iters); });
+  for (auto& t : ts) t.join();
+  double sum = 0;
+  for (double r : rate) sum += r;
+  return sum;
+}
+
 #define CHECK(cond, what)                                       \
   do {                                                          \
     if (!(cond)) {                                              \
@@ -50,6 +65,9 @@ int main(int argc, char** argv) {
   const size_t bytes = mib << 20;
   const size_t count = bytes / sizeof(float);
   const double copy = memcpy_gbps(bytes, iters);
+  cpu_set_t allowed;
+  const int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+  const double copy_all = parallel_memcpy_gbps(bytes, iters, cpus);
 
   // Shared with the ranks: each rank's time, then (after 64 doubles) rank 0's unique id and a ready flag. The
   // parent makes no NCCL call, so it forks without threads running.
@@ -115,5 +133,9 @@ int main(int argc, char** argv) {
       "all-reduce %zu MiB fp32, %d processes: %.2f ms, algbw %.2f GB/s (%.0f%% of memcpy), busbw %.2f GB/s (%.0f%% of "
       "memcpy)\n",
       mib, nproc, worst * 1e3, algbw, 100 * algbw / copy, busbw, 100 * busbw / copy);
+  const double moved = static_cast<double>(bytes) * nproc / worst / 1e9;
+  std::printf("memcpy %zu MiB on all %d CPUs at once: %.2f GB/s; the all-reduce's least traffic (%d inputs read, %d "
+              "outputs written) ran at %.2f GB/s of copying, %.0f%% of it\n",
+              mib, cpus, copy_all, nproc, nproc, moved, 100 * moved / copy_all);
   return 0;
 }
