@@ -8,6 +8,7 @@
 // least, P x bytes copied, which the last line puts against it.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>

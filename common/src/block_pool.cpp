@@ -115,7 +115,6 @@ void pool_free(void* p, std::size_t bytes) noexcept {
   Node* n = static_cast<Node*>(p);
   ThreadCache& tc = t_cache;
   if (!tc.alive) {  // during this thread's exit
-    n->next = nullptr;
     push_chain(c, n, n, 1);
     return;
   }

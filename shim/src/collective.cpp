@@ -127,7 +127,10 @@ std::string Communicator::what_string(const WaitWhat& w) const {
 }
 
 Status Communicator::wait_check(const std::function<std::vector<int>()>& missing, const WaitWhat& what_in,
-                                std::chrono::steady_clock::time_point since) {
+                                std::chrono::steady_clock::time_point& since) {
+  // The hang timeout counts from the first check (after a short spin), not from the call: most waits end before it,
+  // and reading the clock per wait was a fifth of a stream worker's time per call (docs/BENCHMARKS.md).
+  if (since == std::chrono::steady_clock::time_point{}) since = std::chrono::steady_clock::now();
   const auto what = [&] { return what_string(what_in); };
   if (aborted()) return Status(Errc::kRemote, "communicator aborted");
   const std::vector<int> waiting_for = missing();
@@ -187,9 +190,7 @@ Status Communicator::wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, ui
       for (int r = 0; r < nranks_; ++r) fn(r);
     }
   };
-  // The hang timeout counts from the first check (after a short spin), not from the call: most waits end before it,
-  // and reading the clock per wait was a fifth of a stream worker's time per call (docs/BENCHMARKS.md).
-  std::chrono::steady_clock::time_point since{};
+  std::chrono::steady_clock::time_point since{};  // started by the first wait_check
   return seg_->wait(
       [&] {
         bool all = true;
@@ -197,7 +198,6 @@ Status Communicator::wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, ui
         return all;
       },
       [&] {
-        if (since == std::chrono::steady_clock::time_point{}) since = std::chrono::steady_clock::now();
         return wait_check(
             [&] {
               std::vector<int> m;
@@ -248,10 +248,10 @@ Status Communicator::enqueue(const char* label, Run run, fakecuda::Stream& s, sc
   // The closure is freed by the stream's worker: pooled (genie/common/block_pool.hpp). It holds the communicator by
   // a plain pointer when the op is counted (let_go keeps the communicator until counted ops have finished); a
   // captured op holds a reference, since its graph may be replayed at any time.
-  spec.run = pooled([ref = OpCommRef(this, counted ? nullptr : shared_from_this()), run = std::move(run), counted,
+  spec.run = pooled([ref = OpCommRef(this, counted ? nullptr : shared_from_this()), run = std::move(run),
                      order](SimTime ready) mutable -> Result<SimTime> {
     Result<SimTime> r = run(*ref.comm, order, ready);
-    if (counted) ref.comm->finished_.fetch_add(1, std::memory_order_seq_cst);  // see let_go
+    if (ref.counted()) ref.comm->finished_.fetch_add(1, std::memory_order_seq_cst);  // see let_go
     return r;
   });
   auto r = rt_->submit(s, std::move(spec));
@@ -688,7 +688,7 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
       if (!s.done) return false;
     return true;
   };
-  std::chrono::steady_clock::time_point since{};  // of the first wait check (as in wait_all_reach)
+  std::chrono::steady_clock::time_point since{};  // started by the first wait_check
   while (!all_done()) {
     bool progressed = false;
     Status s = step(&progressed);
@@ -719,7 +719,6 @@ Result<SimTime> Communicator::run_p2p(std::vector<P2PCall>& calls, uint64_t orde
           return false;
         },
         [&] {
-          if (since == std::chrono::steady_clock::time_point{}) since = std::chrono::steady_clock::now();
           return wait_check(
               [&] {
                 std::vector<int> m;

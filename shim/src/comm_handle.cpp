@@ -17,14 +17,7 @@ void ncclComm::finish(genie::Result<std::shared_ptr<genie::shim::Communicator>> 
   cv.notify_all();
 }
 
-genie::Result<std::shared_ptr<genie::shim::Communicator>> ncclComm::wait_ready() {
-  std::unique_lock lk(mu);
-  cv.wait(lk, [&] { return state != State::kInitializing; });
-  if (state == State::kFailed) return init_status;
-  return impl;
-}
-
-genie::Result<genie::shim::Communicator*> ncclComm::wait_ready_ptr() {
+genie::Result<genie::shim::Communicator*> ncclComm::wait_ready() {
   std::unique_lock lk(mu);
   cv.wait(lk, [&] { return state != State::kInitializing; });
   if (state == State::kFailed) return init_status;
@@ -57,7 +50,7 @@ Result<Communicator*> ready_comm_ptr(ncclComm_t comm, const char* arg) {
   if (comm == nullptr) return invalid_argument(std::string(arg) + " argument is NULL");
   if (!HandleRegistry::instance().contains(comm))
     return invalid_argument(std::string(arg) + " is not a valid communicator (destroyed or never created)");
-  auto r = comm->wait_ready_ptr();
+  auto r = comm->wait_ready();
   if (!r.is_ok()) return Status(r.status().code(), "communicator init failed: " + r.status().message());
   if (!r.value()) return invalid_argument(std::string(arg) + " is not a communicator (split with NCCL_SPLIT_NOCOLOR)");
   return r;

@@ -29,10 +29,9 @@ struct ncclComm {
 
   /// Completes initialisation (from the init thread or inline).
   void finish(genie::Result<std::shared_ptr<genie::shim::Communicator>> r);
-  /// Waits until initialisation finished; the communicator or the init error.
-  genie::Result<std::shared_ptr<genie::shim::Communicator>> wait_ready();
-  /// The same without taking a reference (null for a NOCOLOR split): the handle keeps the communicator.
-  genie::Result<genie::shim::Communicator*> wait_ready_ptr();
+  /// Waits until initialisation finished; the communicator (null for a NOCOLOR split; the handle keeps it, no
+  /// reference is taken) or the init error.
+  genie::Result<genie::shim::Communicator*> wait_ready();
 };
 
 namespace genie::shim {

@@ -405,7 +405,7 @@ void Communicator::fail_all(const Status& why) {
 }
 
 OpCommRef::~OpCommRef() {
-  if (comm != nullptr && !owned) comm->op_released();
+  if (comm != nullptr && counted()) comm->op_released();
 }
 
 void Communicator::let_go(std::shared_ptr<Communicator> self) {

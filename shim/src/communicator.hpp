@@ -88,6 +88,7 @@ struct OpCommRef {
   OpCommRef(OpCommRef&& o) noexcept : comm(std::exchange(o.comm, nullptr)), owned(std::move(o.owned)) {}
   OpCommRef& operator=(const OpCommRef&) = delete;
   ~OpCommRef();
+  bool counted() const { return !owned; }
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -216,9 +217,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                         const WaitWhat& what);
   Status barrier(uint64_t seq, int phase, const WaitWhat& what);
   /// Checks run while waiting: abort, a failed communicator, dead peers, the hang timeout.
-  /// `missing()` lists the ranks this wait still needs; only their deaths fail it.
+  /// `missing()` lists the ranks this wait still needs; only their deaths fail it. `since`: when the wait's hang timer
+  /// started; an unset one (the epoch) starts now.
   Status wait_check(const std::function<std::vector<int>()>& missing, const WaitWhat& what,
-                    std::chrono::steady_clock::time_point since);
+                    std::chrono::steady_clock::time_point& since);
   void fail_all(const Status& why);
   std::string describe(const CallDesc& d) const;
   SimTime finish_time(SimTime start, SimTime duration);
