@@ -6,15 +6,12 @@
 #include "genie/common/quiescence.hpp"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -28,10 +25,6 @@ constexpr int kSpinRounds = 64;             // yields before sleeping: a peer on
 constexpr long kSleepSliceNs = 50'000'000;  // futex sleep between checks (abort, dead peers, hang timeout)
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-
-long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ts) {
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, ts, nullptr, 0);
-}
 
 // Segments mapped in this process, by id: ranks of one communicator in one process (threads, several devices)
 // share the creator's mapping instead of mapping the memfd again, so every rank uses the same addresses.
@@ -151,10 +144,7 @@ SharedSegment::~SharedSegment() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void SharedSegment::ring() {
-  header_->bell.fetch_add(1, std::memory_order_acq_rel);
-  if (header_->waiters.load(std::memory_order_acquire) > 0) futex(&header_->bell, FUTEX_WAKE, INT_MAX, nullptr);
-}
+void SharedSegment::ring() { header_->bell.ring(); }
 
 Status SharedSegment::wait(const std::function<bool()>& ready, const std::function<Status()>& check) {
   for (int i = 0; i < kSpinRounds; ++i) {
@@ -165,17 +155,7 @@ Status SharedSegment::wait(const std::function<bool()>& ready, const std::functi
   auto last_check = std::chrono::steady_clock::now();
   GENIE_TRY(check());
   for (;;) {
-    uint32_t seen = header_->bell.load(std::memory_order_acquire);
-    if (ready()) return Status::ok();
-    header_->waiters.fetch_add(1, std::memory_order_acq_rel);
-    // Re-check after announcing ourselves: a ring() between the check and the sleep changes `bell`,
-    // so FUTEX_WAIT returns at once instead of missing the wake-up.
-    if (!ready()) {
-      timespec ts{0, kSleepSliceNs};
-      futex(&header_->bell, FUTEX_WAIT, seen, &ts);
-    }
-    header_->waiters.fetch_sub(1, std::memory_order_acq_rel);
-    if (ready()) return Status::ok();
+    if (header_->bell.sleep_unless(ready, kSleepSliceNs) || ready()) return Status::ok();
     auto now = std::chrono::steady_clock::now();
     if (now - last_check >= std::chrono::milliseconds(50)) {
       last_check = now;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "doorbell.hpp"
 #include "genie/common/status.hpp"
 
 namespace genie::shim {
@@ -71,9 +72,8 @@ struct SegmentHeader {
   uint64_t magic = 0;
   uint64_t id = 0;
   int32_t nranks = 0;
-  std::atomic<uint32_t> bell{0};     ///< futex word: bumped after every update peers may wait for
-  std::atomic<uint32_t> waiters{0};  ///< threads blocked on `bell` (wakes are skipped when 0)
-  std::atomic<int32_t> broken{0};    ///< an Errc once the communicator failed for everyone
+  std::atomic<int32_t> broken{0};  ///< an Errc once the communicator failed for everyone
+  Doorbell bell;                   ///< rung after every update peers may wait for
 };
 
 /// A mapped control segment. The creator sizes it for `nranks`; others map the creator's memfd.

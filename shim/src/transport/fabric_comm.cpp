@@ -26,10 +26,28 @@ const config::Param<int64_t> kYieldUs{
     "before it blocks (us).",
     {}, 0.0, 100000.0};
 
-int yield_us() {
-  static const int v = static_cast<int>(config::global().get(kYieldUs));
-  return v;
+const config::Param<bool> kBells{
+    "shim.fabric_doorbells", true,
+    "Real fabric, shm provider: an idle rank sleeps on a futex its peers ring when they send to it (off: it waits "
+    "by yielding the core between completion reads, as libfabric shm's own wait does)."};
+
+const config::Param<int64_t> kBellYieldUs{
+    "shim.fabric_doorbell_yield_us", 1000,
+    "Real fabric, shm provider with doorbells: how long an idle rank keeps reading its completion queue, yielding "
+    "the core between reads, before it sleeps on its doorbell (us). Waking a sleeper costs the peer a system call "
+    "and the sleeper a wake-up on its CPU, so waits within a collective are better spent yielding.",
+    {}, 0.0, 100000.0};
+
+int yield_us(const FabricEndpoint& ep) {
+  static const int plain = static_cast<int>(config::global().get(kYieldUs));
+  static const int bell = static_cast<int>(config::global().get(kBellYieldUs));
+  return ep.sleeps_on_bell() ? bell : plain;
 }
+
+// Both endpoints' bells, as a rank publishes them in its address blob (absent when either has none).
+struct BellPair {
+  BellAddress data, ctrl;
+};
 
 // How often the checks (abort, dead peers) run while completions keep arriving.
 constexpr int kCheckEveryMs = 50;
@@ -70,6 +88,13 @@ std::vector<uint8_t> FabricComm::local_blob() const {
   std::vector<uint8_t> out;
   put_name(out, data_->name());
   put_name(out, ctrl_->name());
+  std::vector<uint8_t> bells;
+  if (data_->bell_address() && ctrl_->bell_address()) {
+    const BellPair b{*data_->bell_address(), *ctrl_->bell_address()};
+    bells.resize(sizeof(b));
+    std::memcpy(bells.data(), &b, sizeof(b));
+  }
+  put_name(out, bells);
   return out;
 }
 
@@ -79,15 +104,41 @@ Status FabricComm::connect(int rank, const std::vector<std::vector<uint8_t>>& bl
   data_addr_.clear();
   ctrl_addr_.clear();
   peer_names_.clear();
-  for (const auto& b : blobs) {
+  // Bells: every peer must be able to ring both of this rank's endpoints, and this rank every peer's, before any
+  // of them sleeps on one (seal() agrees on it).
+  bells_ok_ = config::global().get(kBells) && data_->bell_address() != nullptr && ctrl_->bell_address() != nullptr;
+  for (size_t r = 0; r < blobs.size(); ++r) {
+    const auto& b = blobs[r];
     size_t pos = 0;
     GENIE_ASSIGN_OR_RETURN(auto dn, get_name(b, &pos));
     GENIE_ASSIGN_OR_RETURN(auto cn, get_name(b, &pos));
+    std::vector<uint8_t> bn;
+    if (pos < b.size()) {
+      GENIE_ASSIGN_OR_RETURN(bn, get_name(b, &pos));
+    }
     peer_names_.push_back({dn, cn});
     GENIE_ASSIGN_OR_RETURN(uint64_t da, data_->insert(dn));
     GENIE_ASSIGN_OR_RETURN(uint64_t ca, ctrl_->insert(cn));
     data_addr_.push_back(da);
     ctrl_addr_.push_back(ca);
+    if (static_cast<int>(r) == rank || !bells_ok_) continue;
+    const bool same_host = hosts_.size() != blobs.size() || hosts_[r] == hosts_[static_cast<size_t>(rank)];
+    if (!same_host || bn.size() != sizeof(BellPair)) {
+      bells_ok_ = false;
+      continue;
+    }
+    BellPair pair;
+    std::memcpy(&pair, bn.data(), sizeof(pair));
+    Result<Doorbell*> db = resolve_bell(pair.data);
+    Result<Doorbell*> cb = db.is_ok() ? resolve_bell(pair.ctrl) : db;
+    if (!db.is_ok() || !cb.is_ok()) {
+      GENIE_LOG_DEBUG("shim", "fabric: cannot ring {}'s doorbell ({}); ranks wait by yielding", peer_name(static_cast<int>(r)),
+                      (db.is_ok() ? cb : db).status().message());
+      bells_ok_ = false;
+      continue;
+    }
+    data_->set_peer_bell(da, db.value());
+    ctrl_->set_peer_bell(ca, cb.value());
   }
   return Status::ok();
 }
@@ -104,11 +155,16 @@ Status FabricComm::seal(const std::function<bool(int)>& peer_dead, std::chrono::
   };
   std::vector<int> all;
   for (int r = 0; r < nranks(); ++r) all.push_back(r);
-  const uint8_t one = 1;
+  const uint8_t mine = bells_ok_ ? 1 : 0;
   // Sequence 0 on the control endpoint: the communicator's own gathers count from 1.
-  GENIE_TRY(gather(all, &one, sizeof(one), 0, w).status());
+  GENIE_ASSIGN_OR_RETURN(auto ok, gather(all, &mine, sizeof(mine), 0, w));
   data_->unlink_shm_file();
   ctrl_->unlink_shm_file();
+  bool bells = true;
+  for (const auto& o : ok) bells = bells && o.size() == 1 && o[0] == 1;
+  data_->sleep_on_bell(bells);
+  ctrl_->sleep_on_bell(bells);
+  GENIE_LOG_DEBUG("shim", "fabric: idle ranks {}", bells ? "yield, then sleep on their doorbells" : "yield (no doorbells)");
   return Status::ok();
 }
 
@@ -156,7 +212,7 @@ Status drive_completions(const FabricComm& fc, FabricEndpoint& ep, const FabricW
   for (;;) {
     GENIE_ASSIGN_OR_RETURN(bool backlog, kick());
     if (done()) return Status::ok();
-    GENIE_ASSIGN_OR_RETURN(size_t n, ep.poll(comps, 16, backlog ? 0 : poll_slice_ms(), yield_us()));
+    GENIE_ASSIGN_OR_RETURN(size_t n, ep.poll(comps, 16, backlog ? 0 : poll_slice_ms(), yield_us(ep)));
     const auto now = std::chrono::steady_clock::now();
     if (w.check && (n == 0 || now - last_check >= std::chrono::milliseconds(kCheckEveryMs))) {
       last_check = now;

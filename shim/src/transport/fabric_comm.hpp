@@ -83,9 +83,13 @@ class FabricComm {
 
   /// After connect(): waits until every rank has connected (a control all-gather: a peer's message means it has
   /// inserted, so mapped, every address), then removes this rank's shm region files, which no peer needs by name
-  /// any more (FabricEndpoint::unlink_shm_file). `peer_dead(r)` says a peer on this host exited; the wait fails
+  /// any more (FabricEndpoint::unlink_shm_file). The same gather settles whether idle ranks may sleep on their
+  /// doorbells: only when every rank can ring every other's (FabricEndpoint::sleep_on_bell). `peer_dead(r)` says a peer on this host exited; the wait fails
   /// with kRemote naming it, or after `stall`. Other providers: returns at once.
   Status seal(const std::function<bool(int)>& peer_dead, std::chrono::milliseconds stall);
+
+  /// seal() found that every rank can ring every other's doorbells: idle ranks sleep on them (shm).
+  bool sleeps_on_bells() const { return data_->sleeps_on_bell(); }
 
   /// shm provider: removes the shared-memory files of the peers `dead` marks (indexed by rank: processes on this
   /// host known to have exited), which a peer killed by SIGKILL could not remove itself. Only Genie's names
@@ -100,6 +104,7 @@ class FabricComm {
   std::vector<std::string> hosts_;
   std::vector<std::vector<std::vector<uint8_t>>> peer_names_;  ///< per rank: its data and control endpoint names
   std::vector<std::shared_ptr<void>> graveyard_;
+  bool bells_ok_ = false;  ///< connect(): both endpoints have bells and this rank can ring every peer's
 };
 
 /// Drives the completions of `ep` for ops identified by their context's `user` field until `done()`,

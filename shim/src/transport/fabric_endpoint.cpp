@@ -301,6 +301,8 @@ Result<std::unique_ptr<FabricEndpoint>> FabricEndpoint::open(const std::string& 
     GENIE_TRY(shm_names::check_owner_only(file));
     ep->shm_file_ = file;
     remember_shm_file(file);
+    ep->bell_ = FabricBell::acquire();
+    ep->inject_size_ = info->tx_attr ? info->tx_attr->inject_size : 0;
   }
   GENIE_LOG_DEBUG("shim", "fabric endpoint open: provider {} ({} byte address, {})", ep->provider_, len,
                   ep->cq_waits_ ? "blocking completion reads" : "polled completions");
@@ -331,16 +333,33 @@ Result<uint64_t> FabricEndpoint::insert(const std::vector<uint8_t>& peer_name) {
   return static_cast<uint64_t>(a);
 }
 
+void FabricEndpoint::set_peer_bell(uint64_t peer, Doorbell* bell) {
+  if (peer >= peer_bells_.size()) peer_bells_.resize(peer + 1, nullptr);
+  peer_bells_[peer] = bell;
+}
+
 Result<bool> FabricEndpoint::send(uint64_t peer, const void* buf, size_t len, uint64_t tag, FabricOpContext* ctx) {
+  ctx->large = len > inject_size_;
   ssize_t rc = fi_tsend(ep_, buf, len, nullptr, peer, tag, ctx);
-  if (rc == 0) return true;
+  // Posted: the message (or, when large, its announcement) is in the peer's queue now. Not posted for now: the
+  // peer has to make progress first (accept our connection request, empty its queue), so it must not sleep either.
+  if ((rc == 0 || rc == -FI_EAGAIN) && peer < peer_bells_.size() && peer_bells_[peer] != nullptr)
+    peer_bells_[peer]->ring();
+  if (rc == 0) {
+    large_inflight_ += ctx->large ? 1 : 0;
+    return true;
+  }
   if (rc == -FI_EAGAIN) return false;
   return Status(Errc::kSystem, fi_text("fi_tsend", static_cast<int>(rc)));
 }
 
 Result<bool> FabricEndpoint::recv(uint64_t peer, void* buf, size_t len, uint64_t tag, FabricOpContext* ctx) {
+  ctx->large = len > inject_size_;
   ssize_t rc = fi_trecv(ep_, buf, len, nullptr, peer, tag, 0, ctx);
-  if (rc == 0) return true;
+  if (rc == 0) {
+    large_inflight_ += ctx->large ? 1 : 0;
+    return true;
+  }
   if (rc == -FI_EAGAIN) return false;
   return Status(Errc::kSystem, fi_text("fi_trecv", static_cast<int>(rc)));
 }
@@ -351,28 +370,40 @@ Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeo
   fi_cq_tagged_entry entries[32];
   max = std::min<size_t>(max, 32);
   ssize_t n = -FI_EAGAIN;
-  for (int i = 0; i < kSpinReads && n == -FI_EAGAIN; ++i) n = fi_cq_read(cq_, entries, max);
+  auto read = [&] {
+    n = fi_cq_read(cq_, entries, max);
+    return n != -FI_EAGAIN;
+  };
+  for (int i = 0; i < kSpinReads && !read(); ++i) {
+  }
   if (n == -FI_EAGAIN && timeout_ms > 0 && yield_us > 0) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(yield_us);
     while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
       sched_yield();
-      n = fi_cq_read(cq_, entries, max);
+      read();
     }
   }
   if (n == -FI_EAGAIN && timeout_ms > 0) {
     if (cq_waits_) {
       n = fi_cq_sread(cq_, entries, max, nullptr, timeout_ms);
     } else {
-      // No wait object: give the core away between reads until the timeout (a yield where the provider's own
-      // wait would yield, a short sleep otherwise).
-      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-      while (n == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
+      // No wait object: sleep on the bell where every peer rings it and nothing in flight needs a peer's progress,
+      // else give the core away between reads (a yield where the provider's own wait would yield, a short sleep
+      // otherwise), up to the timeout.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      for (auto now = std::chrono::steady_clock::now(); n == -FI_EAGAIN && now < until;
+           now = std::chrono::steady_clock::now()) {
+        if (bell_sleep_ && large_inflight_ == 0) {
+          bell_->bell().sleep_unless(read, std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count());
+          continue;
+        }
         if (yield_reads_)
           sched_yield();
         else
           std::this_thread::sleep_for(std::chrono::microseconds(20));
-        n = fi_cq_read(cq_, entries, max);
+        read();
       }
+      if (n == -FI_EAGAIN) read();
     }
   }
   if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT || n == -FI_EINTR) return size_t{0};
@@ -386,6 +417,7 @@ Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeo
     const Errc code = err.err == FI_ETRUNC ? Errc::kInvalidUsage : Errc::kRemote;
     out[0].status = Status(code, std::string(fi_strerror(err.err)) + (prov && *prov ? std::string(" (") + prov + ")" : "") +
                                      (err.err == FI_ETRUNC ? ", " + std::to_string(err.olen) + " bytes more than posted" : ""));
+    settle(out[0].ctx);
     return size_t{1};
   }
   if (n < 0) return Status(Errc::kSystem, fi_text("fi_cq_read", static_cast<int>(n)));
@@ -393,8 +425,16 @@ Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeo
     out[i].ctx = static_cast<FabricOpContext*>(entries[i].op_context);
     out[i].len = entries[i].len;
     out[i].status = Status::ok();
+    settle(out[i].ctx);
   }
   return static_cast<size_t>(n);
+}
+
+void FabricEndpoint::settle(FabricOpContext* ctx) {
+  if (ctx != nullptr && ctx->large && large_inflight_ > 0) {
+    ctx->large = false;
+    --large_inflight_;
+  }
 }
 
 }  // namespace genie::shim

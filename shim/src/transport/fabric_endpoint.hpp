@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "genie/common/status.hpp"
+#include "transport/fabric_bell.hpp"
 
 struct fid_fabric;
 struct fid_domain;
@@ -25,6 +26,7 @@ namespace genie::shim {
 struct alignas(8) FabricOpContext {
   void* provider_space[8] = {};  ///< struct fi_context2 (4 pointers) with room to spare
   uint64_t user = 0;             ///< the caller's op id
+  bool large = false;            ///< set by the endpoint: longer than the provider delivers within the post
 };
 
 /// One completion: the operation's context, its status and, for receives, the bytes that arrived.
@@ -82,6 +84,18 @@ class FabricEndpoint {
   /// Cancels a posted operation (it completes with an error, or not at all if it already completed).
   void cancel(FabricOpContext* ctx);
 
+  /// shm provider: this endpoint's doorbell, for peers (null for other providers, or when the process has none
+  /// left). A peer that sends to this endpoint rings it (set_peer_bell), so that poll() can sleep on it.
+  const BellAddress* bell_address() const { return bell_ ? &bell_->address() : nullptr; }
+  /// Rings `bell` after every send to `peer` (an address insert() returned) from now on.
+  void set_peer_bell(uint64_t peer, Doorbell* bell);
+  /// Lets poll() sleep on this endpoint's bell instead of yielding, once every peer that can send to it rings it
+  /// (FabricComm::seal checks that they all can). Only while every operation in flight is one the provider
+  /// delivers within its post (no larger than the inject size): a large message needs the peer's progress, which
+  /// rings no bell.
+  void sleep_on_bell(bool on) { bell_sleep_ = on && bell_ != nullptr; }
+  bool sleeps_on_bell() const { return bell_sleep_; }
+
   /// Drives progress and returns up to `max` completions. With none available it waits up to
   /// `timeout_ms` on the completion queue's wait object (or yields the core where the provider has none):
   /// an idle rank sleeps, it does not spin.
@@ -91,6 +105,8 @@ class FabricEndpoint {
 
  private:
   FabricEndpoint() = default;
+  /// A completion of `ctx` arrived: it no longer counts as a large operation in flight.
+  void settle(FabricOpContext* ctx);
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
@@ -99,6 +115,11 @@ class FabricEndpoint {
   fid_ep* ep_ = nullptr;
   bool cq_waits_ = false;     ///< the CQ has a wait object: fi_cq_sread blocks
   bool yield_reads_ = false;  ///< no usable wait object (shm): wait by reading and yielding, up to the timeout
+  std::unique_ptr<FabricBell> bell_;  ///< shm: rung by peers that send here
+  std::vector<Doorbell*> peer_bells_;  ///< by peer address: the bell to ring after a send (null: none)
+  bool bell_sleep_ = false;            ///< sleep_on_bell
+  size_t inject_size_ = 0;             ///< the provider's inject size: messages up to it arrive within the post
+  uint32_t large_inflight_ = 0;        ///< posted operations longer than inject_size_, not completed yet
   std::string provider_;
   std::string domain_name_;
   std::vector<uint8_t> name_;
