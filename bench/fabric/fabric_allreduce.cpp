@@ -2,11 +2,15 @@
 // One rank of an all-reduce sweep over Genie's NCCL, meant for `genie run` (reads RANK, WORLD_SIZE,
 // MASTER_PORT): data-correct fp32 sum all-reduce at each size, timed with the wall clock after a warm-up,
 // printed by rank 0 as nccl-tests does (size, time, algbw, busbw).
-//   fabric_allreduce [-b MiB,MiB,...] [-i iterations] [-c collective] [-t seconds]
-//   -c allreduce|allgather; -t: keep running the last size for that long (fault tests), then report.
+//   fabric_allreduce [-b MiB,MiB,...] [-i iterations] [-c collective] [-t seconds] [-s ms]
+//   -c allreduce|allgather; -t: keep running the last size for that long (fault tests), then report;
+//   -s: a straggler: rank 0 computes for that much CPU time before each call while the others wait in it, and
+//   every rank prints the CPU time its process used per call (what waiting costs the cores the ranks share: a
+//   straggler that shares its CPU with ranks that spin takes longer in wall time).
 // Exit 0 when every result was right; otherwise the NCCL error string and exit 1.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <thread>
@@ -75,6 +80,28 @@ class Watchdog {
   std::thread thread_;
 };
 
+// CPU time of this process (every thread: the caller, the stream worker that runs the collective, libraries').
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// A straggler's compute: `ms` milliseconds of this thread's CPU time, so that the same work takes longer in wall
+// time when the thread has to share its CPU with ranks that spin while they wait.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+void compute_for(double ms) {
+  const double until = thread_cpu_ms() + ms;
+  volatile uint64_t x = 1;
+  while (thread_cpu_ms() < until)
+    for (int i = 0; i < 1000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
 void wait_stream(cudaStream_t s, Watchdog& dog, const char* what) {
   const cudaError_t e = cudaStreamSynchronize(s);
   dog.check(what);
@@ -87,6 +114,7 @@ int main(int argc, char** argv) {
   std::vector<double> sizes_mib = {1, 16, 64};
   int iters = 5;
   double loop_s = 0;
+  double straggle_ms = 0;
   std::string coll = "allreduce";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -100,10 +128,12 @@ int main(int argc, char** argv) {
       iters = std::atoi(argv[i + 1]);
     } else if (a == "-t") {
       loop_s = std::atof(argv[i + 1]);
+    } else if (a == "-s") {
+      straggle_ms = std::atof(argv[i + 1]);
     } else if (a == "-c") {
       coll = argv[i + 1];
     } else {
-      std::fprintf(stderr, "usage: %s [-b MiB,...] [-i iterations] [-c allreduce|allgather] [-t seconds]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [-b MiB,...] [-i iterations] [-c allreduce|allgather] [-t seconds] [-s ms]\n", argv[0]);
       return 2;
     }
   }
@@ -168,8 +198,10 @@ int main(int argc, char** argv) {
     wait_stream(s, *dog, coll.c_str());
     const bool last = k + 1 == sizes_mib.size();
     int n = 0;
+    const double cpu0 = process_cpu_s();
     auto t0 = std::chrono::steady_clock::now();
     for (;;) {
+      if (g_rank == 0 && straggle_ms > 0) compute_for(straggle_ms);
       run();
       wait_stream(s, *dog, coll.c_str());
       ++n;
@@ -177,6 +209,7 @@ int main(int argc, char** argv) {
       if (n >= iters && !(last && el < loop_s)) break;
     }
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+    const double cpu_ms = (process_cpu_s() - cpu0) * 1e3 / n;
     std::vector<float> res(ag ? count * nranks : count);
     cuda_ok(cudaMemcpy(res.data(), out, res.size() * 4, cudaMemcpyDeviceToHost), "D2H");
     for (size_t i = 0; i < res.size(); i += 997) {
@@ -194,6 +227,7 @@ int main(int argc, char** argv) {
     const double algbw = static_cast<double>(bytes) / t / 1e9;
     const double busbw = algbw * (ag ? (nranks - 1.0) / nranks : 2.0 * (nranks - 1) / nranks);
     if (g_rank == 0) std::printf("  %14zu %12.1f %12.4f %12.4f\n", bytes, t * 1e6, algbw, busbw);
+    if (straggle_ms > 0) std::printf("# rank %d: %.3f ms of CPU per call (all threads)\n", g_rank, cpu_ms);
     std::fflush(stdout);
     cudaFree(in);
     cudaFree(out);

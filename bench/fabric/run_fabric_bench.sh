@@ -4,6 +4,7 @@
 #  1. all-reduce busbw on one host (libfabric shm) against OpenMPI's MPI_Allreduce, 2 and 4 ranks,
 #     1/16/64/256 MiB fp32, ratio side by side; Genie as it runs by default (peers read transfers in place) and
 #     with the bytes in libfabric shm's messages (GENIE_SHIM_FABRIC_SHM_DIRECT=0);
+#     1b. the CPU that ranks waiting for a straggler use, with and without doorbells (GENIE_SHIM_FABRIC_DOORBELLS);
 #  2. (root) on a 4-host testbed at --link (default 1gbit): busbw against the link rate for >= 16 MiB;
 #  3. (root) the same testbed with --compare sim: ring all-reduce and all-gather 1..64 MiB, sim/real.
 # 2 and 3 run once per provider of GENIE_BENCH_PROVIDERS (default "tcp tcp;ofi_rxm": the default, libfabric 1.17's
@@ -65,6 +66,22 @@ if [ "${GENIE_BENCH_TESTBED_ONLY:-0}" != 1 ]; then
             (m > 0 ? d / m : 0)
         }
       }'
+  done
+  # Waiting: rank 0 computes 20 ms of CPU time before each call while the others wait in it, with doorbells (idle shm ranks
+  # sleep after 1 ms of yielding) and without (they yield until the straggler arrives), alternating.
+  echo "== 1b. a straggler: 1 MiB all-reduce after rank 0 computes 20 ms of CPU time, per call: wall time and the CPU the waiting" \
+    "ranks used (ms), with and without doorbells, $rounds alternating rounds"
+  for p in 4 8; do
+    for ((k = 1; k <= rounds; ++k)); do
+      for bells in 1 0; do
+        GENIE_SHIM_FABRIC_DOORBELLS=$bells "$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- \
+          "$bench" -b 1 -i "$iters" -s 20 | awk -v p="$p" -v b="$bells" -v k="$k" '
+            /CPU per call/ && $3 != "0:" { cpu += $4 }
+            $1 ~ /^[0-9]+$/ { t = $2 }
+            END { printf "%d ranks, round %d, doorbells %s: %.0f us per call, waiting ranks %.2f ms of CPU per call\n",
+                  p, k, (b ? "on " : "off"), t, cpu }'
+      done
+    done
   done
 fi
 

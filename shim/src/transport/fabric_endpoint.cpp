@@ -403,7 +403,7 @@ Result<size_t> FabricEndpoint::poll(FabricCompletion* out, size_t max, int timeo
           std::this_thread::sleep_for(std::chrono::microseconds(20));
         read();
       }
-      if (n == -FI_EAGAIN) read();
+      if (n == -FI_EAGAIN) read();  // a ring that woke the sleep at the deadline
     }
   }
   if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT || n == -FI_EINTR) return size_t{0};
