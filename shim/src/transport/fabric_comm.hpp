@@ -84,8 +84,9 @@ class FabricComm {
   /// After connect(): waits until every rank has connected (a control all-gather: a peer's message means it has
   /// inserted, so mapped, every address), then removes this rank's shm region files, which no peer needs by name
   /// any more (FabricEndpoint::unlink_shm_file). The same gather settles whether idle ranks may sleep on their
-  /// doorbells: only when every rank can ring every other's (FabricEndpoint::sleep_on_bell). `peer_dead(r)` says a peer on this host exited; the wait fails
-  /// with kRemote naming it, or after `stall`. Other providers: returns at once.
+  /// doorbells: only when every rank can ring every other's (FabricEndpoint::sleep_on_bell). `peer_dead(r)` says a
+  /// peer on this host exited; the wait fails with kRemote naming it, or after `stall`. Other providers: returns at
+  /// once.
   Status seal(const std::function<bool(int)>& peer_dead, std::chrono::milliseconds stall);
 
   /// seal() found that every rank can ring every other's doorbells: idle ranks sleep on them (shm).
