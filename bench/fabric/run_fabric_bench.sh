@@ -9,7 +9,8 @@
 #  3. (root) the same testbed with --compare sim: ring all-reduce and all-gather 1..64 MiB, sim/real.
 # 2 and 3 run once per provider of GENIE_BENCH_PROVIDERS (default "tcp tcp;ofi_rxm": the default, libfabric 1.17's
 # native RDM provider net, and rxm over the tcp msg provider, the default before; docs/fabric.md).
-# GENIE_BENCH_TESTBED_ONLY=1 skips 1; GENIE_BENCH_HOST_ONLY=1 runs only 1. GENIE_BENCH_ITERS: calls per size (3);
+# GENIE_BENCH_TESTBED_ONLY=1 skips 1; GENIE_BENCH_HOST_ONLY=1 runs only 1. GENIE_BENCH_ITERS: calls per size (3; in
+# section 1 sizes under 16 MiB make 16 MiB worth);
 # GENIE_BENCH_ROUNDS: alternating rounds of section 1 (3).
 #   bench/fabric/run_fabric_bench.sh [build dir] [link rate]
 set -u
@@ -27,22 +28,28 @@ providers=${GENIE_BENCH_PROVIDERS:-tcp tcp;ofi_rxm}
 if [ "${GENIE_BENCH_TESTBED_ONLY:-0}" != 1 ]; then
   # The VM's CPUs move under us (a 1 MiB call's time changes 3x from one minute to the next, for OpenMPI too): Genie
   # and MPI alternate, round after round, and the table shows medians with every round's ratio.
-  echo "== 1. all-reduce on one host: Genie real fabric (shm) vs OpenMPI MPI_Allreduce, $iters iterations per size," \
-    "$rounds alternating rounds: medians (GB/s busbw), ratio of the medians and [each round's ratio]"
+  # Sizes under 16 MiB run 16 MiB worth of calls (20 iterations: 320 at 1 MiB), so that a round's time is not a
+  # handful of sub-millisecond calls; each size is its own run of each program, in the same order every round.
+  echo "== 1. all-reduce on one host: Genie real fabric (shm) vs OpenMPI MPI_Allreduce, $iters iterations per size" \
+    "(16 MiB worth below 16 MiB), $rounds alternating rounds: medians (GB/s busbw), ratio of the medians and [each" \
+    "round's ratio]"
   if ! [ -x "$mpi" ] || ! command -v mpirun >/dev/null; then
     echo "(no OpenMPI: install openmpi-bin libopenmpi-dev and rebuild for the reference)"
   fi
   for p in 2 4; do
     rows=""
     for ((k = 1; k <= rounds; ++k)); do
-      rows+=$("$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- "$bench" -b "$sizes" -i "$iters" |
-        col | sed "s/^/g $k /")$'\n'
-      if [ -x "$mpi" ] && command -v mpirun >/dev/null; then
-        rows+=$(mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -np "$p" "$mpi" -b "$sizes" \
-          -i "$iters" | col | sed "s/^/m $k /")$'\n'
-      fi
-      rows+=$(GENIE_SHIM_FABRIC_SHM_DIRECT=0 "$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- \
-        "$bench" -b "$sizes" -i "$iters" | col | sed "s/^/d $k /")$'\n'
+      for s in ${sizes//,/ }; do
+        n=$((s < 16 ? iters * 16 / s : iters))
+        rows+=$("$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- "$bench" -b "$s" -i "$n" |
+          col | sed "s/^/g $k /")$'\n'
+        if [ -x "$mpi" ] && command -v mpirun >/dev/null; then
+          rows+=$(mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -np "$p" "$mpi" -b "$s" \
+            -i "$n" | col | sed "s/^/m $k /")$'\n'
+        fi
+        rows+=$(GENIE_SHIM_FABRIC_SHM_DIRECT=0 "$genie" run -n "$p" --fabric real:shm --no-prefix --no-report -- \
+          "$bench" -b "$s" -i "$n" | col | sed "s/^/d $k /")$'\n'
+      done
     done
     printf '%s' "$rows" | awk -v p="$p" -v sizes="$sizes" -v rounds="$rounds" '
       function key(kind, i, b) { return kind SUBSEP i SUBSEP b }
