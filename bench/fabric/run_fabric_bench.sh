@@ -5,6 +5,7 @@
 #     1/16/64/256 MiB fp32, ratio side by side; Genie as it runs by default (peers read transfers in place) and
 #     with the bytes in libfabric shm's messages (GENIE_SHIM_FABRIC_SHM_DIRECT=0);
 #     1b. the CPU that ranks waiting for a straggler use, with and without doorbells (GENIE_SHIM_FABRIC_DOORBELLS);
+#     1c. the peak shared memory of 4 ranks running six 64 MiB sizes (peers let go of freed buffers);
 #  2. (root) on a 4-host testbed at --link (default 1gbit): busbw against the link rate for >= 16 MiB;
 #  3. (root) the same testbed with --compare sim: ring all-reduce and all-gather 1..64 MiB, sim/real.
 # 2 and 3 run once per provider of GENIE_BENCH_PROVIDERS (default "tcp tcp;ofi_rxm": the default, libfabric 1.17's
@@ -90,6 +91,21 @@ if [ "${GENIE_BENCH_TESTBED_ONLY:-0}" != 1 ]; then
       done
     done
   done
+  # Memory: 4 ranks run six sizes of 64 MiB, each with buffers of its own, freed before the next; peers' mappings of
+  # freed buffers must not keep them alive. The peak of the machine's Shmem above its start (MiB): at most two sizes'
+  # buffers (4 ranks x 2 x 64 MiB each; the old ones go when peers map the new) and staging when freed memory is let
+  # go, all six sizes' when it is not.
+  echo "== 1c. peak shared memory of 4 ranks, six 64 MiB sizes one after another (buffers freed between sizes)"
+  base=$(awk '/^Shmem:/ {print $2}' /proc/meminfo)
+  "$genie" run -n 4 --fabric real:shm --no-prefix --no-report -- "$bench" -b 64,64,64,64,64,64 -i 2 >/dev/null &
+  job=$!
+  peak=$base
+  while kill -0 "$job" 2>/dev/null; do
+    v=$(awk '/^Shmem:/ {print $2}' /proc/meminfo)
+    [ "$v" -gt "$peak" ] && peak=$v
+    sleep 0.05
+  done
+  wait "$job" && echo "peak Shmem $(((peak - base) / 1024)) MiB above the start" || echo "the run failed"
 fi
 
 [ "${GENIE_BENCH_HOST_ONLY:-0}" = 1 ] && exit 0

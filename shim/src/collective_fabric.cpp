@@ -2,7 +2,6 @@
 // Executing calls over the real fabric: the per-call header exchange (arrival and cross-rank checks), the
 // Schedule run by the CPU executor, wall-clock completion and the per-collective records; point-to-point
 // batches as tagged messages; split/shrink communicators with their own endpoints.
-#include <poll.h>
 #include <sys/random.h>
 
 #include <cstring>
@@ -13,6 +12,7 @@
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "nccl_debug.hpp"
+#include "pidfd.hpp"
 #include "transport/fabric_report.hpp"
 
 namespace genie::shim {
@@ -52,8 +52,7 @@ FabricWait Communicator::fabric_wait(std::string what) {
       if (r < 0 || r >= nranks_) continue;
       const int fd = pidfds_[static_cast<size_t>(r)];
       if (fd < 0) continue;
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+      if (pidfd_exited(fd)) {
         auto it = dead_since->emplace(r, now).first;
         if (now - it->second < kDeadPeerGrace) continue;
         std::string msg = "peer rank " + std::to_string(r) + " (pid " +
@@ -113,8 +112,7 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator_fabric(cons
   GENIE_TRY(f->seal(
       [&](int r) {
         const int fd = pidfds_[static_cast<size_t>(members[static_cast<size_t>(r)])];
-        pollfd p{fd, POLLIN, 0};
-        return fd >= 0 && ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+        return pidfd_exited(fd);
       },
       bootstrap_timeout()));
   std::vector<RankInfo> table;

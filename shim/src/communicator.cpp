@@ -2,7 +2,6 @@
 // Communicator set-up and tear-down: bootstrap, control segment, placement, split and shrink.
 #include "communicator.hpp"
 
-#include <poll.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include "genie/common/siphash.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "nccl_debug.hpp"
+#include "pidfd.hpp"
 #include "shim_errors.hpp"
 #include "transport/fabric_report.hpp"
 
@@ -60,22 +60,6 @@ std::string hostname() {
   char h[64] = {};
   gethostname(h, sizeof(h) - 1);
   return h;
-}
-
-int open_pidfd(int pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  return -1;
-#endif
-}
-
-// True when the process behind `pidfd` has exited (false for -1: unknown).
-bool pidfd_exited(int pidfd) {
-  if (pidfd < 0) return false;
-  pollfd p{pidfd, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
 struct FabricRequest {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Peer buffers: the owner's memfd is opened through /proc/<pid>/fd (same user, same host) and mapped once.
+// Peer buffers: the owner's memfd is opened through /proc/<pid>/fd (same user, same host) and mapped once, until the
+// owner frees it.
 #include "peer_memory.hpp"
 
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include "genie/common/huge_pages.hpp"
 #include "genie/fakecuda/runtime.hpp"
+#include "pidfd.hpp"
 
 namespace genie::shim {
 namespace {
@@ -83,6 +85,7 @@ Result<char*> PeerMemory::resolve(const BufferRef& ref) {
   auto key = std::make_tuple(ref.pid, ref.fd_id);
   auto it = maps_.find(key);
   if (it != maps_.end() && it->second.size >= ref.map_size) return it->second.base + ref.offset;
+  if (it == maps_.end()) drop_freed();
   std::string path = "/proc/" + std::to_string(ref.pid) + "/fd/" + std::to_string(ref.fd);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return Status(Errc::kRemote, "cannot open peer memory " + path + ": " + std::strerror(errno));
@@ -97,8 +100,38 @@ Result<char*> PeerMemory::resolve(const BufferRef& ref) {
   if (p == MAP_FAILED) return Status(Errc::kSystem, std::string("mmap of peer memory: ") + std::strerror(err));
   advise_huge_pages(p, ref.map_size);
   if (it != maps_.end()) munmap(it->second.base, it->second.size);
-  maps_[key] = Mapping{static_cast<char*>(p), ref.map_size};
+  maps_[key] = Mapping{static_cast<char*>(p), ref.map_size, ref.fd};
+  if (pidfds_.find(ref.pid) == pidfds_.end()) pidfds_[ref.pid] = open_pidfd(ref.pid);
   return static_cast<char*>(p) + ref.offset;
+}
+
+size_t PeerMemory::mapped() const {
+  std::lock_guard lk(mu_);
+  return maps_.size();
+}
+
+void PeerMemory::drop_freed() {
+  for (auto it = maps_.begin(); it != maps_.end();) {
+    const auto [pid, inode] = it->first;
+    const auto pf = pidfds_.find(pid);
+    // Without a pidfd an exited owner cannot be told from a live one that freed the buffer: keep the mapping.
+    if (pf == pidfds_.end() || pf->second < 0 || pidfd_exited(pf->second)) {
+      ++it;
+      continue;
+    }
+    const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(it->second.fd);
+    struct stat st {};
+    const int rc = ::stat(path.c_str(), &st);
+    // Gone: the fd is closed, or its number now names another file. Any other answer (no permission) keeps it, and so
+    // does an owner that exited since the check above (an exited process has no fds either).
+    const bool gone = rc == 0 ? static_cast<uint64_t>(st.st_ino) != inode : errno == ENOENT;
+    if (!gone || pidfd_exited(pf->second)) {
+      ++it;
+      continue;
+    }
+    munmap(it->second.base, it->second.size);
+    it = maps_.erase(it);
+  }
 }
 
 }  // namespace genie::shim

@@ -242,8 +242,8 @@ ScheduleExecutor::~ScheduleExecutor() {
 
 Status ScheduleExecutor::reserve_staging(size_t bytes) {
   if (bytes <= staging_.bytes) return Status::ok();
-  // At least doubling, in whole MiB: peers of direct calls keep their mapping of every area this rank had (PeerMemory
-  // maps a buffer once), so the areas ever made add up to at most twice the largest.
+  // At least doubling, in whole MiB: few areas are ever made (peers let go of their mapping of an area this rank closed
+  // only when they next map a new buffer, PeerMemory::resolve).
   constexpr size_t kMiB = size_t{1} << 20;
   const size_t size = (std::max(bytes, 2 * staging_.bytes) + kMiB - 1) / kMiB * kMiB;
   const int fd = memfd_create("genie-fabric-staging", MFD_CLOEXEC);
