@@ -251,14 +251,16 @@ Status Communicator::enqueue(const char* label, Run run, fakecuda::Stream& s, sc
   spec.run = pooled([ref = OpCommRef(this, counted ? nullptr : shared_from_this()), run = std::move(run),
                      order](SimTime ready) mutable -> Result<SimTime> {
     Result<SimTime> r = run(*ref.comm, order, ready);
-    if (ref.counted()) ref.comm->finished_.fetch_add(1, std::memory_order_seq_cst);  // see let_go
+    if (ref.counted()) ref.comm->op_finished();  // the last use of the communicator (it may be gone after it)
     return r;
   });
   auto r = rt_->submit(s, std::move(spec));
   if (!r.is_ok() && counted) {
-    finished_.fetch_add(1, std::memory_order_seq_cst);
-    std::lock_guard lk(exec_mu_);
-    end_turn(order);  // it will never run: do not hold up the ops issued after it
+    {
+      std::lock_guard lk(exec_mu_);
+      end_turn(order);  // it will never run: do not hold up the ops issued after it
+    }
+    op_finished();  // the handle, which holds the communicator, is in this call: it cannot be let go yet
   }
   return r.status();
 }

@@ -388,31 +388,32 @@ void Communicator::fail_all(const Status& why) {
   seg_->ring();
 }
 
-OpCommRef::~OpCommRef() {
-  if (comm != nullptr && counted()) comm->op_released();
-}
-
 void Communicator::let_go(std::shared_ptr<Communicator> self) {
   {
     std::lock_guard lk(keep_mu_);
     keep_alive_ = std::move(self);
   }
-  // Sequentially consistent with the worker's increment of finished_ and its load of let_go_ (op_released): either
-  // the last op's release sees let_go_, or this call sees the op finished.
-  let_go_.store(true, std::memory_order_seq_cst);
-  op_released();
-}
-
-void Communicator::op_released() {
-  if (!let_go_.load(std::memory_order_seq_cst)) return;
+  // No op is issued any more (the handle is going). If every issued op has finished, none will look at kLetGo: the
+  // reference goes here; else the op whose finish makes the count complete sees kLetGo and drops it.
+  const uint64_t before = finished_.fetch_or(kLetGo, std::memory_order_acq_rel);
+  if ((before & ~kLetGo) < issued_.load(std::memory_order_acquire)) return;
   std::shared_ptr<Communicator> last;  // dropped after the lock: it may be the last reference to this communicator
   std::lock_guard lk(keep_mu_);
-  if (finished_.load(std::memory_order_seq_cst) >= issued_.load(std::memory_order_seq_cst))
-    last = std::move(keep_alive_);
+  last = std::move(keep_alive_);
+}
+
+void Communicator::op_finished() {
+  const uint64_t before = finished_.fetch_add(1, std::memory_order_acq_rel);
+  // Not let go yet: the handle still holds the communicator (and will see this op finished). Let go, and ops still
+  // outstanding: the last of them drops it. Either way this op is done with the communicator.
+  if (!(before & kLetGo) || (before & ~kLetGo) + 1 < issued_.load(std::memory_order_acquire)) return;
+  std::shared_ptr<Communicator> last;
+  std::lock_guard lk(keep_mu_);
+  last = std::move(keep_alive_);
 }
 
 Status Communicator::drain() {
-  while (finished_.load(std::memory_order_acquire) < issued_.load(std::memory_order_acquire)) {
+  while ((finished_.load(std::memory_order_acquire) & ~kLetGo) < issued_.load(std::memory_order_acquire)) {
     if (aborted()) return Status(Errc::kRemote, "communicator aborted");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }

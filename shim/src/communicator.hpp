@@ -78,16 +78,12 @@ struct CommOptions {
 class Communicator;
 
 /// How a queued op holds its communicator: by pointer (`owned` empty: the op is counted in issued_, and let_go keeps
-/// the communicator until it has finished) or by reference (a graph-captured op). When a counted op's hold ends it
-/// tells the communicator (op_released).
+/// the communicator until it has finished: the op's last use of it is op_finished) or by reference (a graph-captured
+/// op).
 struct OpCommRef {
   Communicator* comm = nullptr;
   std::shared_ptr<Communicator> owned;
   OpCommRef(Communicator* c, std::shared_ptr<Communicator> o) : comm(c), owned(std::move(o)) {}
-  OpCommRef(const OpCommRef&) = default;  // std::function copies (a copy's release is harmless: idempotent)
-  OpCommRef(OpCommRef&& o) noexcept : comm(std::exchange(o.comm, nullptr)), owned(std::move(o.owned)) {}
-  OpCommRef& operator=(const OpCommRef&) = delete;
-  ~OpCommRef();
   bool counted() const { return !owned; }
 };
 
@@ -140,9 +136,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   /// which is kept until every op issued so far has finished: queued ops hold the communicator by a plain pointer,
   /// so that the enqueuing thread and the stream's worker write no reference count per call (docs/BENCHMARKS.md).
   void let_go(std::shared_ptr<Communicator> self);
-  /// A queued op's hold on the communicator ends (its closure goes): once the handle let go and no op is
-  /// outstanding, the kept reference is dropped (idempotent).
-  void op_released();
+  /// A counted op has run (or never will). Its caller must not use the communicator afterwards: when the handle has
+  /// let go and this was the last outstanding op, the kept reference is dropped here, which may destroy it.
+  void op_finished();
 
   /// Enqueues a collective on `s`.
   Status enqueue_collective(CollCall call, fakecuda::Stream& s);
@@ -252,10 +248,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   alignas(64) std::atomic<uint64_t> call_seq_{0};  ///< calls enqueued so far (the seq of records)
   std::atomic<uint64_t> issued_{0};                ///< ops enqueued outside graph capture, in host call order
   alignas(64) std::mutex exec_mu_;  ///< one call of this communicator executes at a time, in order
-  /// Of the issued ops, those that have run or never will (issued_ - finished_ are outstanding). Written by the
-  /// stream workers, never by the enqueuing thread: no line both write per call.
+  /// Of the issued ops, those that have run or never will (issued_ - finished_ are outstanding), with kLetGo set once
+  /// the handle let go: one word, so that exactly one of the handle and the last op's finish sees both "let go" and
+  /// "none outstanding" and drops keep_alive_ (the other does not touch the communicator again). Written by the
+  /// stream workers and once by let_go, never by the enqueuing thread per call: no line both write per call.
   std::atomic<uint64_t> finished_{0};
-  std::atomic<bool> let_go_{false};  ///< the handle let go (let_go); read as each op's closure goes
+  static constexpr uint64_t kLetGo = uint64_t{1} << 63;
   std::mutex keep_mu_;
   std::shared_ptr<Communicator> keep_alive_;  ///< the handle's reference after let_go, while ops are outstanding
   uint64_t exec_seq_ = 0;
