@@ -343,7 +343,9 @@ Result<bool> FabricEndpoint::send(uint64_t peer, const void* buf, size_t len, ui
   ssize_t rc = fi_tsend(ep_, buf, len, nullptr, peer, tag, ctx);
   // Posted: the message (or, when large, its announcement) is in the peer's queue now. Not posted for now: the
   // peer has to make progress first (accept our connection request, empty its queue), so it must not sleep either.
-  if ((rc == 0 || rc == -FI_EAGAIN) && peer < peer_bells_.size() && peer_bells_[peer] != nullptr)
+  // Only where the communicator agreed to use bells (its ranks all sleep on theirs): no peer's line is written per
+  // message otherwise.
+  if (bell_sleep_ && (rc == 0 || rc == -FI_EAGAIN) && peer < peer_bells_.size() && peer_bells_[peer] != nullptr)
     peer_bells_[peer]->ring();
   if (rc == 0) {
     large_inflight_ += ctx->large ? 1 : 0;

@@ -87,7 +87,7 @@ class FabricEndpoint {
   /// shm provider: this endpoint's doorbell, for peers (null for other providers, or when the process has none
   /// left). A peer that sends to this endpoint rings it (set_peer_bell), so that poll() can sleep on it.
   const BellAddress* bell_address() const { return bell_ ? &bell_->address() : nullptr; }
-  /// Rings `bell` after every send to `peer` (an address insert() returned) from now on.
+  /// Rings `bell` after every send to `peer` (an address insert() returned) while sleep_on_bell is on.
   void set_peer_bell(uint64_t peer, Doorbell* bell);
   /// Lets poll() sleep on this endpoint's bell instead of yielding, once every peer that can send to it rings it
   /// (FabricComm::seal checks that they all can). Only while every operation in flight is one the provider
