@@ -24,9 +24,10 @@ cudaError_t check_device(Runtime* r, int device) {
   return device < 0 || device >= r->device_count() ? cudaErrorInvalidDevice : cudaSuccess;
 }
 
+// The name and text NVIDIA's libcudart gives a code; null for a code it does not know.
 const char* error_name(cudaError_t e) {
   switch (static_cast<int>(e)) {
-#define X(name, value) \
+#define X(name, value, text) \
   case value: return #name;
 #include "cuda_error_names.inc"
 #undef X
@@ -35,39 +36,16 @@ const char* error_name(cudaError_t e) {
 }
 
 const char* error_string(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInitializationError: return "initialization error";
-    case cudaErrorCudartUnloading: return "driver shutting down";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
-    case cudaErrorInvalidDeviceFunction: return "invalid device function";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
-    case cudaErrorSymbolNotFound: return "named symbol not found";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
-    case cudaErrorPeerAccessNotEnabled: return "peer access has not been enabled";
-    case cudaErrorHostMemoryAlreadyRegistered: return "part or all of the requested memory range is already mapped";
-    case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
-    case cudaErrorNotSupported: return "operation not supported";
-    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
-    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
-    case cudaErrorStreamCaptureUnmatched: return "capture was not initiated in this stream";
-    case cudaErrorStreamCaptureImplicit:
-      return "operation would make the legacy stream depend on a capturing blocking stream";
-    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorUnknown: return "unknown error";
-    default: return nullptr;
+  switch (static_cast<int>(e)) {
+#define X(name, value, text) \
+  case value: return text;
+#include "cuda_error_names.inc"
+#undef X
   }
+  return nullptr;
 }
+
+constexpr const char* kUnrecognized = "unrecognized error code";
 
 }  // namespace
 
@@ -218,13 +196,12 @@ GENIE_CUDART_EXPORT cudaError_t cudaRuntimeGetVersion(int* v) {
 
 GENIE_CUDART_EXPORT const char* cudaGetErrorString(cudaError_t e) {
   const char* s = error_string(e);
-  if (s) return s;
-  return error_name(e) ? error_name(e) : "unrecognized error code";
+  return s ? s : kUnrecognized;
 }
 
 GENIE_CUDART_EXPORT const char* cudaGetErrorName(cudaError_t e) {
   const char* n = error_name(e);
-  return n ? n : "cudaErrorUnknown";
+  return n ? n : kUnrecognized;
 }
 
 GENIE_CUDART_EXPORT cudaError_t cudaGetLastError(void) { return abi::take_last_error(); }

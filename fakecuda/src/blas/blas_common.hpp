@@ -38,6 +38,10 @@ inline constexpr size_t kCudartVersion = GENIE_CUBLAS_MAJOR == 13 ? 13000 : 1209
 /// The one place a Status becomes a cublasStatus_t (STYLE.md §3).
 cublasStatus_t to_cublas(const Status& s) noexcept;
 
+/// cublas(Lt)GetStatusName / GetStatusString: the enumerator's name, and cuBLAS's text for it.
+const char* status_name(cublasStatus_t status) noexcept;
+const char* status_string(cublasStatus_t status) noexcept;
+
 /// Logs (warn) that `fn` rejected argument `what` and returns `st`.
 cublasStatus_t reject(const char* fn, const char* what, cublasStatus_t st = CUBLAS_STATUS_INVALID_VALUE) noexcept;
 

@@ -113,36 +113,8 @@ GENIE_CUBLAS_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type,
   }
 }
 
-GENIE_CUBLAS_EXPORT const char* cublasLtGetStatusName(cublasStatus_t status) {
-  switch (enum_raw(status)) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
-    default: return "CUBLAS_STATUS_UNKNOWN";
-  }
-}
-GENIE_CUBLAS_EXPORT const char* cublasLtGetStatusString(cublasStatus_t status) {
-  switch (enum_raw(status)) {
-    case CUBLAS_STATUS_SUCCESS: return "the operation completed successfully";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "an absent device architectural feature is required";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "an access to GPU memory space failed";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "the GPU program failed to execute";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "error detected trying to check the license";
-    default: return "unknown error";
-  }
-}
+GENIE_CUBLAS_EXPORT const char* cublasLtGetStatusName(cublasStatus_t status) { return status_name(status); }
+GENIE_CUBLAS_EXPORT const char* cublasLtGetStatusString(cublasStatus_t status) { return status_string(status); }
 
 GENIE_CUBLAS_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t* capacity) {
   if (capacity == nullptr) return reject(__func__, "capacity");

@@ -140,6 +140,7 @@ GENIE_CUDNN_EXPORT const char* cudnnGetErrorString(cudnnStatus_t status) {
     GENIE_S(CUDNN_STATUS_RUNTIME_FP_OVERFLOW)
     GENIE_S(CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED)
     GENIE_S(CUDNN_STATUS_BAD_PARAM)
+    case 2001: return "CUDNN_STATUS_INVALID_VALUE";  // deprecated enumerator (cudnn_graph.h), still named
     GENIE_S(CUDNN_STATUS_BAD_PARAM_NULL_POINTER)
     GENIE_S(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER)
     GENIE_S(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED)
@@ -179,7 +180,7 @@ GENIE_CUDNN_EXPORT const char* cudnnGetErrorString(cudnnStatus_t status) {
     GENIE_S(CUDNN_STATUS_EXECUTION_FAILED_CUDART)
     GENIE_S(CUDNN_STATUS_EXECUTION_FAILED_CURAND)
 #undef GENIE_S
-    default: return "CUDNN_STATUS_UNKNOWN";
+    default: return "CUDNN_UNKNOWN_STATUS";  // libcudnn 9's text for a code it does not know
   }
 }
 
