@@ -22,13 +22,13 @@ if(TARGET example_cudnn_api AND TARGET cudnn9)
   set_tests_properties(e2e_cudnn_api PROPERTIES LABELS e2e TIMEOUT 120 FAIL_REGULAR_EXPRESSION "^FAIL ")
 endif()
 
-# Status names and texts of cudart, cuBLAS, cuBLASLt, cuDNN and NCCL: the same as NVIDIA's libraries give (run
-# without a GPU, from the toolkit's lib64).
-if(TARGET example_status_strings AND TARGET cublas13 AND TARGET cudnn9 AND TARGET nccl2)
-  add_test(NAME e2e_status_strings
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/status_strings.sh ${GENIE_EXAMPLES_DIR}/status_strings ${GENIE_CUDA_ROOT}/lib64
+# Status names and texts, versions and properties of cudart, cuBLAS, cuBLASLt, cuDNN and NCCL: the same as NVIDIA's
+# libraries give (they answer these without a GPU, from the toolkit's lib64).
+if(TARGET example_no_gpu_answers AND TARGET cublas13 AND TARGET cudnn9 AND TARGET nccl2)
+  add_test(NAME e2e_no_gpu_answers
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/no_gpu_answers.sh ${GENIE_EXAMPLES_DIR}/no_gpu_answers ${GENIE_CUDA_ROOT}/lib64
             ${GENIE_CUBLAS_PRELOAD}:${GENIE_LIB_DIR}/libcudnn.so.9:${GENIE_LIB_DIR}/libnccl.so.2)
-  set_tests_properties(e2e_status_strings PROPERTIES LABELS e2e TIMEOUT 120)
+  set_tests_properties(e2e_no_gpu_answers PROPERTIES LABELS e2e TIMEOUT 120)
 endif()
 
 # Timing: CUDA events around cuBLAS and cuBLASLt GEMMs must measure what `genie cost gemm` predicts, for each

@@ -114,10 +114,10 @@ BackendDesc* find_desc(const void* d) {
 // --- versions, errors, callbacks ------------------------------------------------------------------------------
 GENIE_CUDNN_EXPORT size_t cudnnGetVersion(void) { return CUDNN_VERSION; }
 GENIE_CUDNN_EXPORT size_t cudnnGetMaxDeviceVersion(void) { return 1210; }  // newest compute capability (12.1)
-GENIE_CUDNN_EXPORT size_t cudnnGetCudartVersion(void) { return CUDART_VERSION; }
+GENIE_CUDNN_EXPORT size_t cudnnGetCudartVersion(void) { return 13010; }  // cuDNN 9.19 for CUDA 13 was built on 13.1
 
 GENIE_CUDNN_EXPORT cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
-  if (value == nullptr) return fail(__func__, "value is null", CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  if (value == nullptr) return fail(__func__, "value is null", CUDNN_STATUS_BAD_PARAM);  // as libcudnn 9.19
   switch (enum_raw(type)) {
     case MAJOR_VERSION: *value = CUDNN_MAJOR; return CUDNN_STATUS_SUCCESS;
     case MINOR_VERSION: *value = CUDNN_MINOR; return CUDNN_STATUS_SUCCESS;
