@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "genie/common/status.hpp"
+#include "nccl_debug.hpp"
 
 namespace genie::shim {
 namespace {
@@ -45,12 +46,16 @@ ncclResult_t to_nccl(const Status& s) noexcept {
 }
 
 void set_last_error(const std::string& msg) {
-  std::lock_guard lk(g_last_mu);
-  const unsigned next = (g_current.load(std::memory_order_relaxed) + 1) % kSlots;
-  const size_t n = std::min(msg.size(), kLength - 1);
-  std::memcpy(g_last[next], msg.data(), n);
-  g_last[next][n] = '\0';
-  g_current.store(next, std::memory_order_release);
+  {
+    std::lock_guard lk(g_last_mu);
+    const unsigned next = (g_current.load(std::memory_order_relaxed) + 1) % kSlots;
+    const size_t n = std::min(msg.size(), kLength - 1);
+    std::memcpy(g_last[next], msg.data(), n);
+    g_last[next][n] = '\0';
+    g_current.store(next, std::memory_order_release);
+  }
+  // NCCL_DEBUG=WARN (and above) shows every error as NCCL does, with the text ncclGetLastError returns.
+  nccl_debug(NcclDebugLevel::kWarn, -1, "%s", msg.c_str());
 }
 
 const char* last_error() noexcept { return g_last[g_current.load(std::memory_order_acquire)]; }

@@ -18,7 +18,8 @@ namespace genie::shim {
 ncclResult_t to_nccl(const Status& s) noexcept;
 
 /// Records `msg` as the process's last error (ncclGetLastError; like NCCL's, one for the whole process, so an
-/// error found on another thread reaches the application), truncated to 1023 bytes.
+/// error found on another thread reaches the application), truncated to 1023 bytes; with NCCL_DEBUG=WARN or
+/// more, also prints it as an "NCCL WARN" line.
 void set_last_error(const std::string& msg);
 /// The process's last error text ("" when none).
 const char* last_error() noexcept;

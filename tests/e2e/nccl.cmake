@@ -8,6 +8,9 @@ if(TARGET nccl2 AND TARGET example_collectives)
     genie_add_e2e(e2e_nccl_p2p_${mode} p2p NCCL ARGS ${mode} 4)
   endforeach()
   genie_add_e2e(e2e_nccl_comm_ops comm_ops NCCL ARGS 4)
+  # NCCL_DEBUG=WARN: each refused call is an NCCL WARN line with the text ncclGetLastError returns.
+  genie_add_e2e(e2e_nccl_debug_warn comm_ops NCCL ENV NCCL_DEBUG=WARN ARGS 2
+    REGEX "NCCL WARN ncclBroadcast: root 2 is out of range for a communicator of 2 ranks")
   # One rank, as on a single real GPU (scripts/real-gpu-check.sh): NCCL copies instead of reducing, refuses fp8
   # avg/PreMulSum there, and leaves ncclGroupSimulateEnd's estimate undefined.
   genie_add_e2e(e2e_nccl_collectives_one_rank collectives NCCL ARGS devices 1)
