@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Example: every NCCL collective x every datatype x every reduction op, in and out of place, checked on the CPU.
-// Usage: collectives [proc|threads|devices|env] [nranks=4] (env: one rank of a genie run / torchrun job)   (nranks <= 8 keeps every fp8/bf16 sum exact)
+// Usage: collectives [proc|threads|devices|devices-null|env] [nranks=4] (env: one rank of a genie run / torchrun job)   (nranks <= 8 keeps every fp8/bf16 sum exact)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -576,7 +576,7 @@ static void body(Ranks& ranks, int n) {
 int main(int argc, char** argv) {
   Mode mode = Mode::Proc;
   if (argc > 1 && !parse_mode(argv[1], &mode)) {
-    std::fprintf(stderr, "usage: %s [proc|threads|devices|env] [nranks=4] (env: one rank of a genie run / torchrun job)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [proc|threads|devices|devices-null|env] [nranks=4] (env: one rank of a genie run / torchrun job)\n", argv[0]);
     return 2;
   }
   const int nranks = argc > 2 ? std::atoi(argv[2]) : 4;

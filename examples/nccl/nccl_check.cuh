@@ -365,9 +365,10 @@ using Ranks = std::vector<RankCtx>;
 // runs one rank per process/thread or all ranks from one thread.
 using BodyFn = std::function<void(Ranks& ranks, int nranks)>;
 
-// Proc: fork nranks children; Threads: a thread per rank; Devices: one thread, ncclCommInitAll; Env: this process
-// is rank $RANK of $WORLD_SIZE, started by a launcher (genie run, torchrun, a batch system).
-enum class Mode { Proc, Threads, Devices, Env };
+// Proc: fork nranks children; Threads: a thread per rank; Devices: one thread, ncclCommInitAll; DevicesNull: the
+// same on each device's NULL (legacy default) stream, as nccl-tests -y 1 -g N does; Env: this process is rank $RANK
+// of $WORLD_SIZE, started by a launcher (genie run, torchrun, a batch system).
+enum class Mode { Proc, Threads, Devices, DevicesNull, Env };
 
 static inline bool parse_mode(const char* s, Mode* m) {
   if (std::strcmp(s, "proc") == 0)
@@ -376,6 +377,8 @@ static inline bool parse_mode(const char* s, Mode* m) {
     *m = Mode::Threads;
   else if (std::strcmp(s, "devices") == 0)
     *m = Mode::Devices;
+  else if (std::strcmp(s, "devices-null") == 0)
+    *m = Mode::DevicesNull;
   else if (std::strcmp(s, "env") == 0)
     *m = Mode::Env;
   else
@@ -387,7 +390,7 @@ static inline void destroy_ranks(Ranks& ranks) {
   for (auto& c : ranks) {
     CHECK_CUDA(cudaSetDevice(c.device));
     sync_nccl_stream(c.comm, c.stream, c.rank);
-    CHECK_CUDA(cudaStreamDestroy(c.stream));
+    if (c.stream != nullptr) CHECK_CUDA(cudaStreamDestroy(c.stream));
   }
   // Finalize is collective across the communicator: group it when one thread owns several ranks.
   CHECK_NCCL(ncclGroupStart());
@@ -399,7 +402,7 @@ static inline void destroy_ranks(Ranks& ranks) {
 // Runs body with communicators made for the mode: proc and threads use ncclCommInitRank (one rank each),
 // devices uses ncclCommInitAll over devices 0..nranks-1. Returns failed ranks (proc) or failed checks.
 static inline int run_ranks(int nranks, Mode mode, const BodyFn& body) {
-  if (mode == Mode::Devices) {
+  if (mode == Mode::Devices || mode == Mode::DevicesNull) {
     int ndev = 0;
     CHECK_CUDA(cudaGetDeviceCount(&ndev));
     if (ndev < nranks) {
@@ -416,7 +419,7 @@ static inline int run_ranks(int nranks, Mode mode, const BodyFn& body) {
       ranks[r].device = devs[r];
       ranks[r].comm = comms[r];
       CHECK_CUDA(cudaSetDevice(devs[r]));
-      CHECK_CUDA(cudaStreamCreateWithFlags(&ranks[r].stream, cudaStreamNonBlocking));
+      if (mode == Mode::Devices) CHECK_CUDA(cudaStreamCreateWithFlags(&ranks[r].stream, cudaStreamNonBlocking));
     }
     body(ranks, nranks);
     destroy_ranks(ranks);

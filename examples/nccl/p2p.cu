@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Example: point-to-point ncclSend/ncclRecv: ring shift, neighbour exchange, all-to-all, self, zero-count, ungrouped.
-// Usage: p2p [proc|threads|devices|env] [nranks=4] (env: one rank of a genie run / torchrun job)
+// Usage: p2p [proc|threads|devices|devices-null|env] [nranks=4] (env: one rank of a genie run / torchrun job)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -258,7 +258,7 @@ static void body(Ranks& ranks, int n) {
 int main(int argc, char** argv) {
   Mode mode = Mode::Proc;
   if (argc > 1 && !parse_mode(argv[1], &mode)) {
-    std::fprintf(stderr, "usage: %s [proc|threads|devices|env] [nranks=4] (env: one rank of a genie run / torchrun job)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [proc|threads|devices|devices-null|env] [nranks=4] (env: one rank of a genie run / torchrun job)\n", argv[0]);
     return 2;
   }
   const int nranks = argc > 2 ? std::atoi(argv[2]) : 4;

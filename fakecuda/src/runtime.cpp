@@ -274,12 +274,13 @@ int Runtime::current_device() const { return t_current_device; }
 void Runtime::set_current_device(int d) { t_current_device = d; }
 
 // --- streams -----------------------------------------------------------------------------------------
-Stream* Runtime::resolve_stream(const void* handle, bool per_thread_default) {
+Stream* Runtime::resolve_stream(const void* handle, bool per_thread_default, int device) {
   uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-  Device& dev = *devices_[current_device()];
-  if (h == 0) return per_thread_default ? &dev.per_thread_stream() : &dev.legacy_stream();
-  if (h == 1) return &dev.legacy_stream();
-  if (h == 2) return &dev.per_thread_stream();
+  if (h <= 2) {
+    Device& dev = *devices_[device >= 0 ? device : current_device()];
+    if (h == 0) return per_thread_default ? &dev.per_thread_stream() : &dev.legacy_stream();
+    return h == 1 ? &dev.legacy_stream() : &dev.per_thread_stream();
+  }
   // One-entry per-thread cache: programs launch many ops on the same stream in a row.
   struct Cache {
     const Runtime* rt = nullptr;

@@ -80,7 +80,7 @@ Status collective_checked(const char* fn, netsim::Collective kind, const void* s
     return invalid_argument("root " + std::to_string(root) + " is out of range for a communicator of " +
                             std::to_string(c->nranks()) + " ranks");
   call.root = rooted ? root : 0;
-  GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream));
+  GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream, c->cuda_dev()));
   GENIE_ASSIGN_OR_RETURN(Extents ex,
                          extents(kind, count, netsim::datatype_size(dt), c->nranks(), c->rank() == call.root));
   call.sendbuff = sendbuff;
@@ -121,7 +121,7 @@ Status p2p_checked(const char* fn, bool is_send, const void* buf, size_t count, 
   if (peer < 0 || peer >= c->nranks())
     return invalid_argument("peer " + std::to_string(peer) + " is out of range for a communicator of " +
                             std::to_string(c->nranks()) + " ranks");
-  GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream));
+  GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream, c->cuda_dev()));
   const size_t es = netsim::datatype_size(dt);
   if (count > (UINT64_MAX / 2) / es) return invalid_argument("count " + std::to_string(count) + " is too large");
   P2PCall call;

@@ -67,12 +67,15 @@ inline Status check_ptr(const void* p, const char* what) {
 
 inline fakecuda::Runtime* runtime_or_null() { return fakecuda::Runtime::instance(); }
 
-inline Result<fakecuda::Stream*> stream_of(cudaStream_t stream) {
+/// The fakecuda stream of a call on a communicator of CUDA device `device`. NULL, cudaStreamLegacy and
+/// cudaStreamPerThread are that device's, whichever device is current: NCCL launches with the communicator's device
+/// current (nccl-tests -y 1 -g 2 drives two devices' legacy streams from one thread).
+inline Result<fakecuda::Stream*> stream_of(cudaStream_t stream, int device) {
   fakecuda::Runtime* rt = runtime_or_null();
   if (!rt)
     return Status(Errc::kSystem,
                   "the CUDA runtime is not available: " + fakecuda::Runtime::instance_status().message());
-  fakecuda::Stream* s = rt->resolve_stream(stream, false);
+  fakecuda::Stream* s = rt->resolve_stream(stream, false, device);
   if (!s) return invalid_argument("stream is not a valid CUDA stream");
   return s;
 }

@@ -7,6 +7,10 @@ if(TARGET nccl2 AND TARGET example_collectives)
     genie_add_e2e(e2e_nccl_collectives_${mode} collectives NCCL ARGS ${mode} 4)
     genie_add_e2e(e2e_nccl_p2p_${mode} p2p NCCL ARGS ${mode} 4)
   endforeach()
+  # Each device's NULL stream, from one thread (nccl-tests -y 1 -g N): a call runs on its communicator's device's
+  # legacy stream, not the current device's.
+  genie_add_e2e(e2e_nccl_collectives_devices_null collectives NCCL ARGS devices-null 2)
+  genie_add_e2e(e2e_nccl_p2p_devices_null p2p NCCL ARGS devices-null 3)
   genie_add_e2e(e2e_nccl_comm_ops comm_ops NCCL ARGS 4)
   # NCCL_DEBUG=WARN: each refused call is an NCCL WARN line with the text ncclGetLastError returns.
   genie_add_e2e(e2e_nccl_debug_warn comm_ops NCCL ENV NCCL_DEBUG=WARN ARGS 2

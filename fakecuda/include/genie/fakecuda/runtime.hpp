@@ -214,7 +214,9 @@ class Runtime {
   // --- streams ---
   /// Resolves a cudaStream_t: nullptr/0 -> legacy (or per-thread when `per_thread_default`),
   /// cudaStreamLegacy (0x1), cudaStreamPerThread (0x2), or a live user stream. nullptr if invalid.
-  Stream* resolve_stream(const void* handle, bool per_thread_default);
+  /// The default streams are those of `device`, or of the calling thread's current device when it is -1 (a
+  /// library that launches on its own device, as NCCL on a communicator's, passes that device).
+  Stream* resolve_stream(const void* handle, bool per_thread_default, int device = -1);
   Stream* create_stream(int device, unsigned flags, int priority);
   Status destroy_stream(Stream* s);
 
