@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""torch.distributed with the NCCL backend: every collective, all_to_all_single, batch_isend_irecv, send/recv,
-new_group (split from the parent when the default group is bound to a device), CUDA-graph capture of a
-collective, the NCCL watchdog (a timed-out collective, an asynchronous NCCL error) and destroy_process_group.
+"""torch.distributed with the NCCL backend: every collective (eight datatypes and complex, avg and premul_sum,
+list forms, coalesced), all_to_all_single, batch_isend_irecv, send/recv, new_group (split from the parent when the
+default group is bound to a device), new_subgroups, split_group, CUDA-graph capture of a collective, the NCCL
+watchdog (a timed-out collective, an asynchronous NCCL error) and destroy_process_group.
 Run it as several ranks (torchrun or `genie run -n N`); every rank checks the data it received (tensors are
 filled by host-to-device copies, since kernels do not run on Genie).
 
@@ -99,6 +100,8 @@ def collectives(r, w, dev, split):
     dist.all_gather_object(objs, {"rank": r})
     expect_eq("all_gather_object", [{"rank": i} for i in range(w)], objs)
 
+    more_collectives(r, w, dev, split)
+
     # new_group: with device_id, the default group's communicator is split (ncclCommSplit) once per new group;
     # ranks outside a group take part with NCCL_SPLIT_NOCOLOR. Without device_id each group's communicator is
     # created on its first collective (ncclCommInitRankConfig), nothing is split.
@@ -131,6 +134,55 @@ def collectives(r, w, dev, split):
     torch.cuda.synchronize()
     s = w * (w + 1) / 2
     expect_eq("graph-captured all_reduce, two replays", s * w, c[0].item())
+
+
+def more_collectives(r, w, dev, split):
+    """PreMulSum, the other datatypes (complex as its real view), gather/scatter, the list forms of reduce_scatter
+    and all_to_all, coalesced collectives, and with device_id new_subgroups and split_group."""
+    f = lambda shape, v, dt=torch.float32: filled(shape, v, dev, dt)  # noqa: E731
+    s = w * (w + 1) / 2
+    x = f((8,), r + 1)
+    dist.all_reduce(x, op=dist._make_nccl_premul_sum(2.0))
+    expect_eq("all_reduce premul_sum(2.0)", 2 * s, x[0].item())
+    for dt in (torch.float16, torch.float64, torch.int8, torch.uint8, torch.int32, torch.int64):
+        x = f((8,), r + 1, dt)
+        dist.all_reduce(x)
+        expect_eq(f"all_reduce {dt}", s, float(x[0].item()))
+    z = torch.empty(4, dtype=torch.complex64, device=dev)
+    z.copy_(torch.full((4,), complex(r + 1, 1)))
+    dist.all_reduce(z)
+    expect_eq("all_reduce complex64", complex(s, w), z[0].item())
+
+    got = [torch.empty(4, device=dev) for _ in range(w)] if r == 0 else None
+    dist.gather(f((4,), r), got, dst=0)
+    if r == 0:
+        expect_eq("gather to rank 0", [float(i) for i in range(w)], [g[0].item() for g in got])
+    part = torch.empty(4, device=dev)
+    dist.scatter(part, [f((4,), 10 * i) for i in range(w)] if r == w - 1 else None, src=w - 1)
+    expect_eq("scatter from the last rank", float(10 * r), part[0].item())
+    part = torch.empty(4, device=dev)
+    dist.reduce_scatter(part, [f((4,), r + i) for i in range(w)])
+    expect_eq("reduce_scatter (list)", float(sum(k + r for k in range(w))), part[0].item())
+    outs = [torch.empty(2, device=dev) for _ in range(w)]
+    dist.all_to_all(outs, [f((2,), 100 * r + i) for i in range(w)])
+    expect_eq("all_to_all (list)", [float(100 * i + r) for i in range(w)], [o[0].item() for o in outs])
+
+    xs = [f((16,), r + 1) for _ in range(3)]
+    with dist._coalescing_manager(async_ops=True) as cm:
+        for t in xs:
+            dist.all_reduce(t)
+    cm.wait()
+    expect_eq("coalesced all_reduces", [s] * 3, [t[0].item() for t in xs])
+
+    if split and w >= 4 and w % 2 == 0:
+        sub, _ = dist.new_subgroups(group_size=2)
+        x = f((4,), r + 1)
+        dist.all_reduce(x, group=sub)
+        expect_eq("all_reduce on new_subgroups(2)", float(2 * (r // 2) * 2 + 3), x[0].item())
+        g = dist.split_group(split_ranks=[[i for i in range(w) if i % 2 == p] for p in range(2)])
+        x = f((4,), r)
+        dist.all_reduce(x, group=g)
+        expect_eq("all_reduce on split_group", float(sum(i for i in range(w) if i % 2 == r % 2)), x[0].item())
 
 
 def main():
