@@ -63,6 +63,24 @@ Status MemoryRegistry::map_shareable(size_t size, Allocation* a) {
   return Status::ok();
 }
 
+void MemoryRegistry::zero(void* p, size_t n) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+  const uintptr_t a = (lo + page - 1) / page * page, b = hi / page * page;
+  if (a >= b) {
+    std::memset(p, 0, n);
+    return;
+  }
+  std::memset(p, 0, a - lo);
+  std::memset(reinterpret_cast<void*>(b), 0, hi - b);
+  void* start = reinterpret_cast<void*>(a);
+  // MADV_REMOVE punches a hole in a shared (memfd) mapping's file, so every process that maps it reads zeros;
+  // on private memory it fails with EINVAL, and MADV_DONTNEED drops the private pages (zero on next read).
+  if (madvise(start, b - a, MADV_REMOVE) == 0) return;
+  if (errno == EINVAL && madvise(start, b - a, MADV_DONTNEED) == 0) return;
+  std::memset(start, 0, b - a);
+}
+
 void MemoryRegistry::unmap(void* p, size_t mapped_size) {
   if (p != nullptr && mapped_size != 0) munmap(p, mapped_size);
 }

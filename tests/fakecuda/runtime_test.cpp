@@ -4,9 +4,12 @@
 #include "genie/fakecuda/runtime.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -69,6 +72,44 @@ TEST(RuntimeMemory, LargeAllocationsAskForHugePagesSharedOrNot) {
     EXPECT_NE(vm_flags_of(big.value()).find(" hg"), std::string::npos) << shareable << vm_flags_of(big.value());
     EXPECT_EQ(vm_flags_of(small.value()).find(" hg"), std::string::npos) << shareable << vm_flags_of(small.value());
     EXPECT_NE(vm_flags_of(small.value()), "");
+  }
+}
+
+// Pages of [p, p+n) that are resident (mincore).
+size_t resident_pages(const void* p, size_t n) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> v((n + page - 1) / page);
+  if (mincore(const_cast<void*>(p), n, v.data()) != 0) return SIZE_MAX;
+  size_t count = 0;
+  for (unsigned char c : v) count += c & 1;
+  return count;
+}
+
+TEST(RuntimeMemory, LargeZeroMemsetsReleaseWholePagesSharedOrNot) {
+  constexpr size_t kSize = 8 << 20, kHead = 100, kTail = 100;
+  for (bool shareable : {true, false}) {
+    RuntimeOptions o = test_options(1);
+    o.shareable_memory = shareable;
+    Runtime rt(o);
+    Stream& s = rt.device(0).legacy_stream();
+    auto* d = static_cast<unsigned char*>(rt.device_alloc(0, kSize).value());
+    ASSERT_TRUE(rt.memset_async(d, 0xab, kSize, s).is_ok());
+    ASSERT_TRUE(rt.synchronize(s).is_ok());
+    ASSERT_EQ(resident_pages(d, kSize), kSize / 4096) << shareable;
+    ASSERT_TRUE(rt.memset_async(d + kHead, 0, kSize - kHead - kTail, s).is_ok());
+    ASSERT_TRUE(rt.synchronize(s).is_ok());
+    // The whole pages inside the range are given back; the two partial ones at its ends stay, written.
+    EXPECT_EQ(resident_pages(d, kSize), 2u) << shareable;
+    size_t wrong = 0;
+    for (size_t i = 0; i < kSize; ++i) wrong += d[i] != (i < kHead || i >= kSize - kTail ? 0xab : 0);
+    EXPECT_EQ(wrong, 0u) << shareable;
+    // Written again, the range is backed again; a small zero memset is written as before.
+    ASSERT_TRUE(rt.memset_async(d, 0x11, kSize, s).is_ok());
+    ASSERT_TRUE(rt.memset_async(d, 0, 4096 * 3, s).is_ok());
+    ASSERT_TRUE(rt.synchronize(s).is_ok());
+    EXPECT_EQ(resident_pages(d, kSize), kSize / 4096) << shareable;
+    EXPECT_EQ(d[0] + d[4096 * 3 - 1], 0);
+    EXPECT_EQ(d[4096 * 3], 0x11);
   }
 }
 

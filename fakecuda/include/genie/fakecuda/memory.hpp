@@ -43,6 +43,12 @@ class MemoryRegistry {
   static Status map_shareable(size_t size, Allocation* a);
   static void unmap(void* p, size_t mapped_size);
   static size_t page_round(size_t n);
+  /// Zeroes [p, p+n) inside a mapping made by map_anonymous or map_shareable: the whole pages are released
+  /// (MADV_REMOVE on a memfd, MADV_DONTNEED on private memory; both read back as zeros and are backed again
+  /// when written), the partial pages at the ends are written. Falls back to memset if the kernel refuses.
+  static void zero(void* p, size_t n);
+  /// memset_async zeroes by release from this size on; smaller ranges are written.
+  static constexpr size_t kZeroByReleaseMin = size_t{2} << 20;
 
   void add(const Allocation& a);
   /// Removes the range starting exactly at `base`; kNotFound if there is none.
