@@ -117,7 +117,20 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
   auto engine = netsim::parse_engine(cfg.get(kEngine));
   t->sim_options_.engine = engine.is_ok() ? engine.value() : netsim::EngineKind::kFlow;
   t->env_ = netsim::NcclEnv::from_config(cfg);
+  GENIE_TRY(t->find_runnable());
   return t;
+}
+
+Status CommTiming::find_runnable() {
+  for (size_t i = 0; i < runnable_.size(); ++i) {
+    const auto c = static_cast<netsim::Collective>(i);
+    auto tuning = netsim::select_tuning(spec_for(c, 1, netsim::DataType::kFloat32, 0), *topo_, env_);
+    runnable_[i] = tuning.is_ok() ? Status::ok() : tuning.status();
+    // NCCL parses NCCL_ALGO / NCCL_PROTO when it tunes a new communicator, and refuses it on a bad list.
+    if (!tuning.is_ok() && tuning.status().code() == Errc::kInvalidArgument)
+      return invalid_usage(tuning.status().message());
+  }
+  return Status::ok();
 }
 
 std::shared_ptr<CommTiming> CommTiming::subset(const std::vector<int>& parent_ranks) const {
@@ -127,6 +140,7 @@ std::shared_ptr<CommTiming> CommTiming::subset(const std::vector<int>& parent_ra
   t->sim_options_ = sim_options_;
   t->env_ = env_;
   for (int p : parent_ranks) t->rank_to_gpu_.push_back(rank_to_gpu_[static_cast<size_t>(p)]);
+  (void)t->find_runnable();  // the lists parsed for the parent; what runs depends on the ranks
   return t;
 }
 

@@ -60,6 +60,10 @@ class CommTiming {
                                                         int root, bool simulate);
   /// Duration of one point-to-point message of `bytes` from rank `src` to rank `dst`.
   Result<SimTime> p2p(int src, int dst, uint64_t bytes);
+  /// Whether NCCL's model has an algorithm and protocol for collective `c` on this communicator under
+  /// NCCL_ALGO / NCCL_PROTO, as NCCL checks when a call is enqueued: ok, or why not (kUnsupported). Worked out
+  /// for every collective when the communicator is made; it does not depend on a call's size or datatype.
+  const Status& runnable(netsim::Collective c) const { return runnable_[static_cast<size_t>(c)]; }
 
   const netsim::Topology& topology() const { return *topo_; }
   const std::string& topology_name() const { return topo_name_; }
@@ -73,6 +77,9 @@ class CommTiming {
   std::vector<int> rank_to_gpu_;
   netsim::SimulatorOptions sim_options_;
   netsim::NcclEnv env_;
+  std::array<Status, static_cast<size_t>(netsim::Collective::kSendRecv) + 1> runnable_;
+  /// Fills runnable_; a malformed NCCL_ALGO / NCCL_PROTO is an error, as at NCCL's communicator init.
+  Status find_runnable();
   std::mutex mu_;
   struct KeyHash {
     size_t operator()(const std::array<uint64_t, 4>& k) const {

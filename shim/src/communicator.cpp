@@ -236,16 +236,19 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
     real |= r.fabric != 0;
     if (std::strncmp(r.host, mine.host, sizeof(mine.host)) != 0) other_host = r.host;
   }
-  if (real || !other_host.empty()) {
-    if (rt->clock().is_virtual())
-      return invalid_usage(std::string("the real fabric (") +
-                           (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
-                           ") measures wall-clock time and needs GENIE_CLOCK=realtime (genie run --fabric real sets it)");
+  const bool fabric = real || !other_host.empty();
+  if (fabric && rt->clock().is_virtual())
+    return invalid_usage(std::string("the real fabric (") +
+                         (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
+                         ") measures wall-clock time and needs GENIE_CLOCK=realtime (genie run --fabric real sets it)");
+  // Placement and tuning before any rank's resources are opened: a topology or NCCL_ALGO / NCCL_PROTO that
+  // cannot be used fails every rank alike.
+  std::vector<RankPlace> places;
+  for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
+  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset));
+  if (fabric) {
     GENIE_ASSIGN_OR_RETURN(auto fab, connect_fabric(rank, table, *session));
     session.reset();
-    std::vector<RankPlace> places;
-    for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
-    GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset));
     const uint64_t cid = table[0].segment_id;
     return assemble(rank, std::move(table), nullptr, std::move(timing), cuda_dev, opts, std::move(fab), cid);
   }
@@ -255,9 +258,6 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
                            SharedSegment::open(table[0].pid, table[0].segment_fd, table[0].segment_id, nranks));
     seg.reset(s);
   }
-  std::vector<RankPlace> places;
-  for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
-  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset));
   return assemble(rank, std::move(table), seg.release(), std::move(timing), cuda_dev, opts);
 }
 

@@ -80,6 +80,8 @@ Status collective_checked(const char* fn, netsim::Collective kind, const void* s
     return invalid_argument("root " + std::to_string(root) + " is out of range for a communicator of " +
                             std::to_string(c->nranks()) + " ranks");
   call.root = rooted ? root : 0;
+  // NCCL's "no algorithm/protocol available" (NCCL_ALGO / NCCL_PROTO left none for this collective).
+  if (const Status& runs = c->timing().runnable(kind); !runs.is_ok()) return invalid_usage(runs.message());
   GENIE_ASSIGN_OR_RETURN(fakecuda::Stream * s, stream_of(stream, c->cuda_dev()));
   GENIE_ASSIGN_OR_RETURN(Extents ex,
                          extents(kind, count, netsim::datatype_size(dt), c->nranks(), c->rank() == call.root));
