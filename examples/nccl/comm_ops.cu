@@ -19,8 +19,8 @@
 #include "nccl_check.cuh"
 
 // Extra communicators' ids (made by rank 0, see run_procs): non-blocking init, scalable init, abort, bad rank,
-// destroy with work queued.
-enum { kIdNonblocking = 1, kIdScalable, kIdAbort, kIdBadRank, kIdQueued, kIds };
+// destroy with work queued, a config of an older NCCL.
+enum { kIdNonblocking = 1, kIdScalable, kIdAbort, kIdBadRank, kIdQueued, kIdOldConfig, kIds };
 
 // AllReduce(sum) of `count` floats, each rank contributing `mine` everywhere; every element must come back as
 // `want`. Returns the elements that differ.
@@ -135,6 +135,44 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
     expect_eq(rank, "ncclCommShrink: ranks keep their order", rank, user_rank);
     expect_eq(rank, "AllReduce on the shrunk communicator: elements differing", 0,
               allreduce_check(shrunk, s, float(rank + 1), sum_of_rank_plus_one(first)));
+  }
+
+  // Config attributes NCCL 2.28.9 refuses (init.cc parseCommConfig), before any rendezvous: each init fails at once.
+  {
+    struct Bad {
+      const char* what;
+      void (*set)(ncclConfig_t&);
+    };
+    const Bad bad[] = {
+        {"magic not set by NCCL_CONFIG_INITIALIZER", [](ncclConfig_t& c) { c.magic = 0; }},
+        {"blocking = 2", [](ncclConfig_t& c) { c.blocking = 2; }},
+        {"cgaClusterSize = -1", [](ncclConfig_t& c) { c.cgaClusterSize = -1; }},
+        {"minCTAs = 0", [](ncclConfig_t& c) { c.minCTAs = 0, c.maxCTAs = 4; }},
+        {"minCTAs 8 over maxCTAs 4", [](ncclConfig_t& c) { c.minCTAs = 8, c.maxCTAs = 4; }},
+        {"minCTAs without maxCTAs (NCCL compares it with the unset INT_MIN)", [](ncclConfig_t& c) { c.minCTAs = 4; }},
+        {"splitShare = 2", [](ncclConfig_t& c) { c.splitShare = 2; }},
+        {"collnetEnable = 2", [](ncclConfig_t& c) { c.collnetEnable = 2; }},
+        {"CTAPolicy = 3", [](ncclConfig_t& c) { c.CTAPolicy = 3; }},
+        {"nvlsCTAs = 0", [](ncclConfig_t& c) { c.nvlsCTAs = 0; }},
+        {"nChannelsPerNetPeer = 65", [](ncclConfig_t& c) { c.nChannelsPerNetPeer = 65; }},
+    };
+    ncclUniqueId unused{};
+    for (const Bad& b : bad) {
+      ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+      b.set(cfg);
+      ncclComm_t never = nullptr;
+      expect_result(rank, std::string("ncclCommInitRankConfig with ") + b.what, ncclInvalidArgument,
+                    ncclCommInitRankConfig(&never, n, unused, rank, &cfg));
+    }
+    // A config of an older NCCL (version 2.16): attributes it did not have yet are ignored, not checked.
+    ncclConfig_t old_cfg = NCCL_CONFIG_INITIALIZER;
+    old_cfg.version = NCCL_VERSION(2, 16, 0);
+    old_cfg.minCTAs = 0;
+    old_cfg.nvlsCTAs = 0;
+    ncclComm_t old_comm = nullptr;
+    expect_result(rank, "ncclCommInitRankConfig of version 2.16 ignores minCTAs and nvlsCTAs", ncclSuccess,
+                  ncclCommInitRankConfig(&old_comm, n, shared_id(kIdOldConfig), rank, &old_cfg));
+    if (old_comm != nullptr) CHECK_NCCL(ncclCommDestroy(old_comm));
   }
 
   // Non-blocking init: ncclSuccess or ncclInProgress, then poll until ready.

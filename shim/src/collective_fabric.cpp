@@ -121,7 +121,7 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator_fabric(cons
     ri.rank = static_cast<int32_t>(i);
     table.push_back(ri);
   }
-  return assemble(my_index, std::move(table), nullptr, timing_->subset(members), cuda_dev_, opts, std::move(f), id,
+  return assemble(my_index, std::move(table), nullptr, timing_->subset(members, opts.tuning), cuda_dev_, opts, std::move(f), id,
                   key_);
 }
 

@@ -59,7 +59,7 @@ Result<std::shared_ptr<const netsim::Topology>> load_cached(const std::string& n
 }  // namespace
 
 Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPlace>& ranks,
-                                                       const std::string& device_preset) {
+                                                       const std::string& device_preset, const TuningOptions& opts) {
   const config::Config& cfg = config::global();
   std::string name = cfg.get(kTopology);
   const bool by_device = name.empty();
@@ -116,9 +116,21 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
   t->topo_name_ = name + (node_base > 1 ? " x" + std::to_string(node_base) + " nodes" : "");
   auto engine = netsim::parse_engine(cfg.get(kEngine));
   t->sim_options_.engine = engine.is_ok() ? engine.value() : netsim::EngineKind::kFlow;
-  t->env_ = netsim::NcclEnv::from_config(cfg);
+  t->base_env_ = netsim::NcclEnv::from_config(cfg);
+  t->set_options(opts);
   GENIE_TRY(t->find_runnable());
   return t;
+}
+
+void CommTiming::set_options(const TuningOptions& opts) {
+  env_ = base_env_;
+  // NCCL: nChannels = min(NCCL_MAX_NCHANNELS, what the topology gives, maxCTAs), then raised to
+  // max(NCCL_MIN_NCHANNELS, minCTAs): where the two bounds cross, the minimum wins.
+  if (opts.max_ctas > 0) env_.max_channels = env_.max_channels > 0 ? std::min(env_.max_channels, opts.max_ctas) : opts.max_ctas;
+  if (opts.min_ctas > 0) env_.min_channels = std::max(env_.min_channels, opts.min_ctas);
+  if (env_.min_channels > 0 && env_.max_channels > 0 && env_.min_channels > env_.max_channels)
+    env_.max_channels = env_.min_channels;
+  if (opts.collnet_enable >= 0) env_.collnet_enable = opts.collnet_enable;
 }
 
 Status CommTiming::find_runnable() {
@@ -133,12 +145,13 @@ Status CommTiming::find_runnable() {
   return Status::ok();
 }
 
-std::shared_ptr<CommTiming> CommTiming::subset(const std::vector<int>& parent_ranks) const {
+std::shared_ptr<CommTiming> CommTiming::subset(const std::vector<int>& parent_ranks, const TuningOptions& opts) const {
   auto t = std::shared_ptr<CommTiming>(new CommTiming());
   t->topo_ = topo_;
   t->topo_name_ = topo_name_;
   t->sim_options_ = sim_options_;
-  t->env_ = env_;
+  t->base_env_ = base_env_;
+  t->set_options(opts);
   for (int p : parent_ranks) t->rank_to_gpu_.push_back(rank_to_gpu_[static_cast<size_t>(p)]);
   (void)t->find_runnable();  // the lists parsed for the parent; what runs depends on the ranks
   return t;

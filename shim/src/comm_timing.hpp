@@ -39,6 +39,14 @@ struct FabricPlan {
   bool simulated = false;
 };
 
+/// What a communicator's ncclConfig_t (or NCCL_MIN_CTAS / NCCL_MAX_CTAS) asks of NCCL's tuning: channel bounds,
+/// as NCCL clamps its channel count to them (connect.cc), and CollNet.
+struct TuningOptions {
+  int min_ctas = 0;         ///< at least this many channels (0: NCCL's default)
+  int max_ctas = 0;         ///< at most this many channels (0: NCCL's default)
+  int collnet_enable = -1;  ///< config collnetEnable (-1: NCCL_COLLNET_ENABLE decides)
+};
+
 class CommTiming {
  public:
   /// Builds the placement of `ranks` on the job's topology (GENIE_TOPOLOGY, or the node preset of the
@@ -46,10 +54,10 @@ class CommTiming {
   /// node with more ranks than the topology has GPUs per node (or with devices beyond it), consecutive
   /// groups of ranks form further emulated nodes.
   static Result<std::shared_ptr<CommTiming>> create(const std::vector<RankPlace>& ranks,
-                                                    const std::string& device_preset);
+                                                    const std::string& device_preset, const TuningOptions& opts = {});
   /// A sub-communicator: the parent's topology and the GPUs of `parent_ranks` (new rank i = parent rank
   /// parent_ranks[i]).
-  std::shared_ptr<CommTiming> subset(const std::vector<int>& parent_ranks) const;
+  std::shared_ptr<CommTiming> subset(const std::vector<int>& parent_ranks, const TuningOptions& opts = {}) const;
 
   /// Duration of a collective on this communicator (spec.nranks and placement are filled in here).
   Result<CallCost> collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root);
@@ -76,7 +84,9 @@ class CommTiming {
   std::string topo_name_;
   std::vector<int> rank_to_gpu_;
   netsim::SimulatorOptions sim_options_;
-  netsim::NcclEnv env_;
+  netsim::NcclEnv base_env_;  ///< from the environment (NCCL_ALGO, NCCL_MIN_NCHANNELS, ...)
+  netsim::NcclEnv env_;       ///< base_env_ with the communicator's TuningOptions
+  void set_options(const TuningOptions& opts);
   std::array<Status, static_cast<size_t>(netsim::Collective::kSendRecv) + 1> runnable_;
   /// Fills runnable_; a malformed NCCL_ALGO / NCCL_PROTO is an error, as at NCCL's communicator init.
   Status find_runnable();

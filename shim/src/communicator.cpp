@@ -245,19 +245,29 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   // cannot be used fails every rank alike.
   std::vector<RankPlace> places;
   for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
-  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset));
+  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset, opts.tuning));
   if (fabric) {
     GENIE_ASSIGN_OR_RETURN(auto fab, connect_fabric(rank, table, *session));
     session.reset();
     const uint64_t cid = table[0].segment_id;
     return assemble(rank, std::move(table), nullptr, std::move(timing), cuda_dev, opts, std::move(fab), cid);
   }
-  session.reset();
+  Status attached = Status::ok();
   if (rank != 0) {
-    GENIE_ASSIGN_OR_RETURN(SharedSegment * s,
-                           SharedSegment::open(table[0].pid, table[0].segment_fd, table[0].segment_id, nranks));
-    seg.reset(s);
+    auto s = SharedSegment::open(table[0].pid, table[0].segment_fd, table[0].segment_id, nranks);
+    if (s.is_ok())
+      seg.reset(s.value());
+    else
+      attached = s.status();
   }
+  // Keep rank 0's fd valid until every rank has mapped the segment (the bootstrap's one round after the table):
+  // rank 0 may destroy the communicator as soon as its init returns, and the fd number then names another file.
+  GENIE_ASSIGN_OR_RETURN(auto all, session->allgather({static_cast<uint8_t>(attached.is_ok())}, {}));
+  session.reset();
+  GENIE_TRY(attached);
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r].size() != 1 || all[r][0] != 1)
+      return Status(Errc::kRemote, "rank " + std::to_string(r) + " could not map rank 0's control segment");
   return assemble(rank, std::move(table), seg.release(), std::move(timing), cuda_dev, opts);
 }
 
@@ -513,7 +523,7 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::
     ri.rank = static_cast<int32_t>(i);
     table.push_back(ri);
   }
-  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members), cuda_dev_, opts, nullptr, 0,
+  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members, opts.tuning), cuda_dev_, opts, nullptr, 0,
                   key_);
 }
 

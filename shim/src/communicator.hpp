@@ -73,6 +73,7 @@ struct P2PCall {
 struct CommOptions {
   bool blocking = true;
   std::string name;
+  TuningOptions tuning;
 };
 
 class Communicator;

@@ -52,16 +52,79 @@ const config::Param<int64_t> kLaunchOverheadNs{
     0.0,
     1e9};
 
-Status parse_config(const ncclConfig_t* config, CommOptions* o) {
-  if (config == nullptr) return Status::ok();
-  if (config->magic != 0xcafebeef || config->size < offsetof(ncclConfig_t, cgaClusterSize))
-    return invalid_argument("config is not initialised with NCCL_CONFIG_INITIALIZER (bad magic or size)");
-  if (config->blocking != NCCL_CONFIG_UNDEF_INT) {
-    if (config->blocking != 0 && config->blocking != 1)
-      return invalid_argument("config->blocking must be 0 or 1, not " + std::to_string(config->blocking));
-    o->blocking = config->blocking == 1;
+// Environment variables that override every communicator's config, as NCCL's envConfigOverride does.
+const config::Param<int64_t> kCommBlocking{"shim.comm_blocking",       -1,
+                                           "NCCL_COMM_BLOCKING: 1 blocking, 0 non-blocking communicator init (any other "
+                                           "value: the config's blocking attribute decides).",
+                                           {},
+                                           -2147483648.0,
+                                           2147483647.0,
+                                           "NCCL_COMM_BLOCKING"};
+const config::Param<int64_t> kMinCtas{"shim.min_ctas",
+                                      -2147483648,
+                                      "NCCL_MIN_CTAS: at least this many channels (CTAs) per collective, over the "
+                                      "config's minCTAs; values <= 0 leave the config's.",
+                                      {},
+                                      -2147483648.0,
+                                      2147483647.0,
+                                      "NCCL_MIN_CTAS"};
+const config::Param<int64_t> kMaxCtas{"shim.max_ctas",
+                                      -2147483648,
+                                      "NCCL_MAX_CTAS: at most this many channels (CTAs) per collective, over the "
+                                      "config's maxCTAs; values <= 0 leave the config's.",
+                                      {},
+                                      -2147483648.0,
+                                      2147483647.0,
+                                      "NCCL_MAX_CTAS"};
+
+Status bad_config(const char* what, int v) {
+  return invalid_argument(std::string("Invalid config ") + what + " attribute value " + std::to_string(v));
+}
+
+// A communicator's options from its ncclConfig_t (null: `o` as it is, the defaults or the parent's) and the
+// environment, with NCCL 2.28.9's checks and messages (init.cc parseCommConfig): the caller's struct is read up to
+// its `size` over NCCL_CONFIG_INITIALIZER, fields newer than its `version` are ignored, -1 values are errors
+// where NCCL's are. NCCL's min/max check compares the raw values, so a minCTAs set without a maxCTAs is refused
+// (maxCTAs still NCCL_CONFIG_UNDEF_INT, INT_MIN): so it is here.
+Status comm_options(const ncclConfig_t* config, CommOptions* o) {
+  if (config != nullptr) {
+    ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+    c.magic = 0;
+    size_t size = 0;
+    std::memcpy(&size, config, sizeof(size));
+    std::memcpy(&c, config, std::min(size, sizeof(c)));
+    if (c.magic != 0xcafebeef) return invalid_argument("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+    constexpr int kUndef = NCCL_CONFIG_UNDEF_INT;
+    if (c.version < NCCL_VERSION(2, 14, 0)) c.blocking = kUndef;
+    if (c.version < NCCL_VERSION(2, 17, 0)) c.cgaClusterSize = c.minCTAs = c.maxCTAs = kUndef, c.netName = nullptr;
+    if (c.version < NCCL_VERSION(2, 25, 0)) c.trafficClass = kUndef;
+    if (c.version < NCCL_VERSION(2, 27, 0)) c.collnetEnable = c.CTAPolicy = c.shrinkShare = c.nvlsCTAs = kUndef;
+    if (c.version < NCCL_VERSION(2, 28, 0)) c.nChannelsPerNetPeer = c.nvlinkCentricSched = kUndef;
+    auto bool_like = [](int v) { return v == kUndef || v == 0 || v == 1; };
+    if (!bool_like(c.blocking)) return bad_config("blocking", c.blocking);
+    if (c.cgaClusterSize != kUndef && c.cgaClusterSize < 0) return bad_config("cgaClusterSize", c.cgaClusterSize);
+    if ((c.minCTAs != kUndef && c.minCTAs <= 0) || (c.maxCTAs != kUndef && c.maxCTAs <= 0) || c.minCTAs > c.maxCTAs)
+      return invalid_argument("Invalid config min/max channels attribute value " + std::to_string(c.minCTAs) + "/" +
+                              std::to_string(c.maxCTAs));
+    if (!bool_like(c.splitShare)) return bad_config("splitShare", c.splitShare);
+    if (!bool_like(c.collnetEnable)) return bad_config("collnetEnable", c.collnetEnable);
+    if (c.CTAPolicy != kUndef && (c.CTAPolicy < NCCL_CTA_POLICY_DEFAULT || c.CTAPolicy > NCCL_CTA_POLICY_ZERO))
+      return bad_config("policy", c.CTAPolicy);
+    if (!bool_like(c.shrinkShare)) return bad_config("shrinkShare", c.shrinkShare);
+    if (c.nvlsCTAs != kUndef && c.nvlsCTAs <= 0) return bad_config("nvlsCTAs", c.nvlsCTAs);
+    if (c.nChannelsPerNetPeer != kUndef && (c.nChannelsPerNetPeer <= 0 || c.nChannelsPerNetPeer > 64))
+      return bad_config("nChannelsPerNetPeer", c.nChannelsPerNetPeer);
+    if (!bool_like(c.nvlinkCentricSched)) return bad_config("nvlinkCentricSched", c.nvlinkCentricSched);
+    if (c.blocking != kUndef) o->blocking = c.blocking == 1;
+    if (c.minCTAs != kUndef) o->tuning.min_ctas = c.minCTAs;
+    if (c.maxCTAs != kUndef) o->tuning.max_ctas = c.maxCTAs;
+    if (c.collnetEnable != kUndef) o->tuning.collnet_enable = c.collnetEnable;
+    if (c.commName != nullptr) o->name = c.commName;
   }
-  if (config->size >= offsetof(ncclConfig_t, splitShare) && config->commName) o->name = config->commName;
+  const config::Config& cfg = config::global();
+  if (const int64_t b = cfg.get(kCommBlocking); b == 0 || b == 1) o->blocking = b == 1;
+  if (const int64_t m = cfg.get(kMinCtas); m > 0) o->tuning.min_ctas = static_cast<int>(m);
+  if (const int64_t m = cfg.get(kMaxCtas); m > 0) o->tuning.max_ctas = static_cast<int>(m);
   return Status::ok();
 }
 
@@ -106,7 +169,7 @@ Status init_rank_config(ncclComm_t* newcomm, int nranks, const ncclUniqueId& com
   if (rank < 0 || rank >= nranks)
     return invalid_argument("rank " + std::to_string(rank) + " is out of range [0, " + std::to_string(nranks) + ")");
   CommOptions opts;
-  GENIE_TRY(parse_config(config, &opts));
+  GENIE_TRY(comm_options(config, &opts));
   GENIE_ASSIGN_OR_RETURN(UniqueId id, UniqueId::decode(commId.internal));
   const int dev = current_device();
   return start_init(newcomm, opts, dev,
@@ -211,13 +274,15 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, cons
         if (devs[static_cast<size_t>(j)] == d)
           return invalid_argument("devlist has device " + std::to_string(d) + " twice");
     }
+    CommOptions opts;
+    GENIE_TRY(comm_options(nullptr, &opts));
     GENIE_ASSIGN_OR_RETURN(UniqueId id, new_unique_id());
     GENIE_TRY(group_start());
     Status first;
     for (int i = 0; i < ndev; ++i) {
       int dev = devs[static_cast<size_t>(i)];
-      Status s = start_init(&comms[i], CommOptions{}, dev,
-                            [id, ndev, i, dev] { return Communicator::init_rank(id, ndev, i, dev, CommOptions{}); });
+      Status s = start_init(&comms[i], opts, dev,
+                            [id, ndev, i, dev, opts] { return Communicator::init_rank(id, ndev, i, dev, opts); });
       if (!s.is_ok() && first.is_ok()) first = s;
     }
     Status end = group_end();
@@ -235,7 +300,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key
       return invalid_argument("color " + std::to_string(color) + " must be non-negative or NCCL_SPLIT_NOCOLOR");
     GENIE_ASSIGN_OR_RETURN(auto parent, ready_comm(comm));
     CommOptions opts = parent->options();
-    GENIE_TRY(parse_config(config, &opts));
+    GENIE_TRY(comm_options(config, &opts));
     if (color == NCCL_SPLIT_NOCOLOR && !in_group()) {
       GENIE_TRY(parent->split(color, key, opts).status());
       return Status::ok();
@@ -263,7 +328,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanks
       if (r < 0 || r >= parent->nranks())
         return invalid_argument("excludeRanksList has rank " + std::to_string(r) + ", out of range");
     CommOptions opts = parent->options();
-    GENIE_TRY(parse_config(config, &opts));
+    GENIE_TRY(comm_options(config, &opts));
     // NCCL_SHRINK_ABORT: operations stuck on the parent (waiting for the excluded ranks) give up first.
     if (shrinkFlags == NCCL_SHRINK_ABORT) parent->abort();
     return start_init(newcomm, opts, parent->cuda_dev(),

@@ -45,6 +45,33 @@ TEST(CommTiming, NodeNamesSeparateNodesInOrderOfFirstAppearance) {
   EXPECT_EQ(t.value()->num_nodes(), 2);
 }
 
+TEST(CommTiming, ConfigChannelBoundsClampTheChannelsNcclsModelPicks) {
+  // System: 8 ranks of an HGX H200; a 256 MiB all-reduce (NCCL's model uses many channels) and a 1 KiB one (few).
+  // Expectation: maxCTAs = 2 caps the first at 2 channels, minCTAs = 12 raises the second to 12; a
+  // sub-communicator takes the options it is made with; a minimum over the maximum wins, as in NCCL.
+  auto channels = [](const std::shared_ptr<CommTiming>& t, uint64_t count) {
+    auto c = t->collective(netsim::Collective::kAllReduce, count, netsim::DataType::kFloat32, 0);
+    EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+    return c.is_ok() ? c->tuning.nchannels : -1;
+  };
+  auto plain = CommTiming::create(ranks_on("a", 8), "h200");
+  ASSERT_TRUE(plain.is_ok());
+  const int big_default = channels(plain.value(), 64 << 20), small_default = channels(plain.value(), 256);
+  ASSERT_GT(big_default, 2);
+  ASSERT_LT(small_default, 12);
+  auto capped = CommTiming::create(ranks_on("a", 8), "h200", TuningOptions{0, 2, -1});
+  ASSERT_TRUE(capped.is_ok());
+  EXPECT_EQ(channels(capped.value(), 64 << 20), 2);
+  auto raised = CommTiming::create(ranks_on("a", 8), "h200", TuningOptions{12, 0, -1});
+  ASSERT_TRUE(raised.is_ok());
+  EXPECT_EQ(channels(raised.value(), 256), 12);
+  EXPECT_EQ(channels(plain.value()->subset({0, 1, 2, 3, 4, 5, 6, 7}, TuningOptions{0, 2, -1}), 64 << 20), 2);
+  EXPECT_EQ(channels(capped.value()->subset({0, 1, 2, 3, 4, 5, 6, 7}), 64 << 20), big_default);
+  auto crossed = CommTiming::create(ranks_on("a", 8), "h200", TuningOptions{12, 4, -1});
+  ASSERT_TRUE(crossed.is_ok());
+  EXPECT_EQ(channels(crossed.value(), 256), 12);
+}
+
 TEST(CommTiming, LargerAllReducesTakeLongerAndCrossingNodesCostsMore) {
   auto one = CommTiming::create(ranks_on("a", 8), "h200");
   ASSERT_TRUE(one.is_ok());
