@@ -29,37 +29,38 @@ cublasStatus_t to_cublas(const Status& s) noexcept {
 }
 
 // The names and texts of NVIDIA's libcublas / libcublasLt 13.0 (both give the same).
+#define GENIE_CUBLAS_STATUSES(X)                                                                              \
+  X(CUBLAS_STATUS_SUCCESS, "success")                                                                         \
+  X(CUBLAS_STATUS_NOT_INITIALIZED, "the library was not initialized")                                         \
+  X(CUBLAS_STATUS_ALLOC_FAILED, "the resource allocation failed")                                             \
+  X(CUBLAS_STATUS_INVALID_VALUE, "an unsupported value or parameter was passed to the function")              \
+  X(CUBLAS_STATUS_ARCH_MISMATCH, "the function requires an architectural feature absent from the device")     \
+  X(CUBLAS_STATUS_MAPPING_ERROR, "an access to GPU memory space failed")                                      \
+  X(CUBLAS_STATUS_EXECUTION_FAILED, "the function failed to launch on the GPU")                               \
+  X(CUBLAS_STATUS_INTERNAL_ERROR, "an internal operation failed")                                             \
+  X(CUBLAS_STATUS_NOT_SUPPORTED, "the requested functionality is not supported")                              \
+  X(CUBLAS_STATUS_LICENSE_ERROR, "the license check failed")
+
 const char* status_name(cublasStatus_t status) noexcept {
   switch (enum_raw(status)) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+#define GENIE_NAME(code, text) \
+  case code: return #code;
+    GENIE_CUBLAS_STATUSES(GENIE_NAME)
+#undef GENIE_NAME
     default: return "unrecognized status";
   }
 }
 
 const char* status_string(cublasStatus_t status) noexcept {
   switch (enum_raw(status)) {
-    case CUBLAS_STATUS_SUCCESS: return "success";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE: return "an unsupported value or parameter was passed to the function";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "the function requires an architectural feature absent from the device";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "an access to GPU memory space failed";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "the function failed to launch on the GPU";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "an internal operation failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "the requested functionality is not supported";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "the license check failed";
+#define GENIE_TEXT(code, text) \
+  case code: return text;
+    GENIE_CUBLAS_STATUSES(GENIE_TEXT)
+#undef GENIE_TEXT
     default: return "unrecognized status";
   }
 }
+#undef GENIE_CUBLAS_STATUSES
 
 cublasStatus_t reject(const char* fn, const char* what, cublasStatus_t st) noexcept {
   if (t_api_name != nullptr && std::strcmp(fn, "operator()") == 0) fn = t_api_name;
