@@ -224,6 +224,10 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
     void* buf = nullptr;
     CHECK_NCCL(ncclMemAlloc(&buf, bytes));
     expect_eq(rank, "ncclMemAlloc returns memory", 1, buf != nullptr);
+    void* none = buf;
+    expect_result(rank, "ncclMemAlloc of 0 bytes (cudaMalloc's answer)", ncclSuccess, ncclMemAlloc(&none, 0));
+    expect_eq(rank, "ncclMemAlloc of 0 bytes gives NULL", 1, none == nullptr);
+    expect_result(rank, "ncclMemFree(NULL)", ncclSuccess, ncclMemFree(nullptr));
     void* handle = nullptr;
     CHECK_NCCL(ncclCommRegister(comm, buf, bytes, &handle));
     expect_eq(rank, "AllReduce on ncclCommRegister'ed memory: elements differing", 0,

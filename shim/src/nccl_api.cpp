@@ -469,6 +469,10 @@ Status remove_registration(ncclComm_t comm, void* handle) {
 GENIE_NCCL_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   return guard(__func__, [&]() -> Status {
     GENIE_TRY(check_ptr(ptr, "ptr"));
+    if (size == 0) {  // NCCL falls back to cudaMalloc(ptr, 0): success and a NULL pointer
+      *ptr = nullptr;
+      return Status::ok();
+    }
     fakecuda::Runtime* rt = runtime_or_null();
     if (!rt) return Status(Errc::kSystem, "the CUDA runtime is not available");
     GENIE_ASSIGN_OR_RETURN(*ptr, rt->device_alloc(rt->current_device(), size));
