@@ -23,6 +23,15 @@ const config::Param<std::string> kNcclDebug{"shim.nccl_debug",
                                             {},
                                             "NCCL_DEBUG"};
 
+const config::Param<std::string> kNcclDebugFile{"shim.nccl_debug_file",
+                                                "",
+                                                "NCCL_DEBUG_FILE: write NCCL_DEBUG lines (above VERSION) to this file "
+                                                "instead of stderr; %h is the host name, %p the pid, %% a percent sign.",
+                                                {},
+                                                {},
+                                                {},
+                                                "NCCL_DEBUG_FILE"};
+
 NcclDebugLevel parse_level() {
   std::string v = config::global().get(kNcclDebug);
   if (v == "VERSION") return NcclDebugLevel::kVersion;
@@ -39,6 +48,45 @@ NcclDebugLevel nccl_debug_level() {
   return level;
 }
 
+std::string expand_debug_file(const std::string& pattern, const std::string& host, int pid) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char c = pattern[++i];
+    if (c == '%')
+      out += '%';
+    else if (c == 'h')
+      out += host;
+    else if (c == 'p')
+      out += std::to_string(pid);
+    else  // as NCCL: anything else is kept as written
+      out += std::string("%") + c;
+  }
+  return out;
+}
+
+namespace {
+// Where NCCL_DEBUG lines go: NCCL_DEBUG_FILE's file (opened once, line-buffered, as NCCL does when the level is
+// above VERSION), else stderr (NCCL writes stdout; we never write to a program's stdout).
+FILE* debug_stream() {
+  static FILE* const stream = [] {
+    const std::string pattern = config::global().get(kNcclDebugFile);
+    if (pattern.empty() || nccl_debug_level() <= NcclDebugLevel::kVersion) return stderr;
+    char host[64] = {};
+    gethostname(host, sizeof(host) - 1);
+    const std::string path = expand_debug_file(pattern, host, static_cast<int>(getpid()));
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return stderr;
+    setlinebuf(f);
+    return f;
+  }();
+  return stream;
+}
+}  // namespace
+
 void nccl_debug(NcclDebugLevel level, int dev, const char* fmt, ...) {
   if (nccl_debug_level() < level) return;
   static const char* kNames[] = {"", "VERSION", "WARN", "INFO", "TRACE"};
@@ -49,7 +97,7 @@ void nccl_debug(NcclDebugLevel level, int dev, const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "%s:%d:%ld [%d] NCCL %s %s\n", host, static_cast<int>(getpid()),
+  std::fprintf(debug_stream(), "%s:%d:%ld [%d] NCCL %s %s\n", host, static_cast<int>(getpid()),
                static_cast<long>(syscall(SYS_gettid)), dev, kNames[static_cast<int>(level)], msg);
 }
 
@@ -57,7 +105,7 @@ void nccl_debug_init_line(const Communicator& c) {
   static std::once_flag once;
   std::call_once(once, [&] {
     if (nccl_debug_level() >= NcclDebugLevel::kVersion)
-      std::fprintf(stderr, "NCCL version 2.28.9+cuda13.0 (Genie: %s)\n",
+      std::fprintf(debug_stream(), "NCCL version 2.28.9+cuda13.0 (Genie: %s)\n",
                    c.real_fabric() ? "real fabric" : "simulated fabric");
   });
   if (nccl_debug_level() < NcclDebugLevel::kInfo) return;

@@ -12,6 +12,12 @@ if(TARGET nccl2 AND TARGET example_collectives)
   genie_add_e2e(e2e_nccl_collectives_devices_null collectives NCCL ARGS devices-null 2)
   genie_add_e2e(e2e_nccl_p2p_devices_null p2p NCCL ARGS devices-null 3)
   genie_add_e2e(e2e_nccl_comm_ops comm_ops NCCL ARGS 4)
+  # NCCL_DEBUG_FILE: one file per process (%h, %p expanded), nothing on stderr.
+  add_test(NAME e2e_nccl_debug_file
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nccl_debug_file.sh
+            ${GENIE_SANITIZER_PRELOAD}${GENIE_LIB_DIR}/libcudart.so.13:${GENIE_LIB_DIR}/libnccl.so.2
+            ${GENIE_EXAMPLES_DIR}/collectives)
+  set_tests_properties(e2e_nccl_debug_file PROPERTIES LABELS e2e TIMEOUT 120 FAIL_REGULAR_EXPRESSION "^FAIL ")
   # NCCL_DEBUG=WARN: each refused call is an NCCL WARN line with the text ncclGetLastError returns.
   genie_add_e2e(e2e_nccl_debug_warn comm_ops NCCL ENV NCCL_DEBUG=WARN ARGS 2
     REGEX "NCCL WARN ncclBroadcast: root 2 is out of range for a communicator of 2 ranks")
