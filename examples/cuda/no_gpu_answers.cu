@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prints what the CUDA libraries answer without a GPU, one line per question: every status code's name and text
 // (cudaGetErrorName / cudaGetErrorString for codes 0-1023 and 10000, cublas(Lt)GetStatusName / GetStatusString
-// 0-31, cudnnGetErrorString 0-5999, ncclGetErrorString 0-15), their versions and properties, and their answers to
+// 0-31, cudnnGetErrorString 0-5999, ncclGetErrorString -1-15), their versions and properties, and their answers to
 // a null or out-of-range argument there. tests/e2e/no_gpu_answers.sh runs it once on NVIDIA's libraries and once
 // on Genie's, and the two outputs must be the same.
 #include <cublasLt.h>

@@ -147,8 +147,8 @@ Status Runtime::memset_async(void* dst, int value, size_t n, Stream& s) {
   // Zeroing a large range of memory this runtime mapped itself gives its whole pages back instead of writing
   // them: they read as zeros, as after a memset, and pages nothing writes again cost no memory (timing-only
   // runs, GENIE_DATA=none, that clear buffers of many GB).
-  const bool own = d->mapped_size != 0 && (d->kind == MemKind::kDevice || d->kind == MemKind::kManaged ||
-                                           d->kind == MemKind::kHostPinned);
+  const bool own = d->mapped_size != 0 &&
+                   (d->kind == MemKind::kDevice || d->kind == MemKind::kManaged || d->kind == MemKind::kHostPinned);
   if (value == 0 && own && n >= MemoryRegistry::kZeroByReleaseMin)
     spec.action = [dst, n] { MemoryRegistry::zero(dst, n); };
   else

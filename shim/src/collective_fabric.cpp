@@ -121,8 +121,8 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator_fabric(cons
     ri.rank = static_cast<int32_t>(i);
     table.push_back(ri);
   }
-  return assemble(my_index, std::move(table), nullptr, timing_->subset(members, opts.tuning), cuda_dev_, opts, std::move(f), id,
-                  key_);
+  return assemble(my_index, std::move(table), nullptr, timing_->subset(members, opts.tuning), cuda_dev_, opts,
+                  std::move(f), id, key_);
 }
 
 Result<SimTime> Communicator::run_collective_fabric(const CollCall& c, uint64_t order, SimTime ready) {

@@ -124,12 +124,11 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
 
 void CommTiming::set_options(const TuningOptions& opts) {
   env_ = base_env_;
-  // NCCL: nChannels = min(NCCL_MAX_NCHANNELS, what the topology gives, maxCTAs), then raised to
-  // max(NCCL_MIN_NCHANNELS, minCTAs): where the two bounds cross, the minimum wins.
-  if (opts.max_ctas > 0) env_.max_channels = env_.max_channels > 0 ? std::min(env_.max_channels, opts.max_ctas) : opts.max_ctas;
+  // NCCL bounds the channels by min(NCCL_MAX_NCHANNELS, maxCTAs) and max(NCCL_MIN_NCHANNELS, minCTAs) (connect.cc);
+  // netsim's tuning applies the two bounds as NCCL does.
+  if (opts.max_ctas > 0)
+    env_.max_channels = env_.max_channels > 0 ? std::min(env_.max_channels, opts.max_ctas) : opts.max_ctas;
   if (opts.min_ctas > 0) env_.min_channels = std::max(env_.min_channels, opts.min_ctas);
-  if (env_.min_channels > 0 && env_.max_channels > 0 && env_.min_channels > env_.max_channels)
-    env_.max_channels = env_.min_channels;
   if (opts.collnet_enable >= 0) env_.collnet_enable = opts.collnet_enable;
 }
 

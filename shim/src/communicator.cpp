@@ -238,9 +238,10 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   }
   const bool fabric = real || !other_host.empty();
   if (fabric && rt->clock().is_virtual())
-    return invalid_usage(std::string("the real fabric (") +
-                         (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
-                         ") measures wall-clock time and needs GENIE_CLOCK=realtime (genie run --fabric real sets it)");
+    return invalid_usage(
+        std::string("the real fabric (") +
+        (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
+        ") measures wall-clock time and needs GENIE_CLOCK=realtime (genie run --fabric real sets it)");
   // Placement and tuning before any rank's resources are opened: a topology or NCCL_ALGO / NCCL_PROTO that
   // cannot be used fails every rank alike.
   std::vector<RankPlace> places;
@@ -523,8 +524,8 @@ Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::
     ri.rank = static_cast<int32_t>(i);
     table.push_back(ri);
   }
-  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members, opts.tuning), cuda_dev_, opts, nullptr, 0,
-                  key_);
+  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members, opts.tuning), cuda_dev_, opts,
+                  nullptr, 0, key_);
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, const CommOptions& opts) {

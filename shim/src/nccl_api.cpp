@@ -53,13 +53,15 @@ const config::Param<int64_t> kLaunchOverheadNs{
     1e9};
 
 // Environment variables that override every communicator's config, as NCCL's envConfigOverride does.
-const config::Param<int64_t> kCommBlocking{"shim.comm_blocking",       -1,
-                                           "NCCL_COMM_BLOCKING: 1 blocking, 0 non-blocking communicator init (any other "
-                                           "value: the config's blocking attribute decides).",
-                                           {},
-                                           -2147483648.0,
-                                           2147483647.0,
-                                           "NCCL_COMM_BLOCKING"};
+const config::Param<int64_t> kCommBlocking{
+    "shim.comm_blocking",
+    -1,
+    "NCCL_COMM_BLOCKING: 1 blocking, 0 non-blocking communicator init (any other "
+    "value: the config's blocking attribute decides).",
+    {},
+    -2147483648.0,
+    2147483647.0,
+    "NCCL_COMM_BLOCKING"};
 const config::Param<int64_t> kMinCtas{"shim.min_ctas",
                                       -2147483648,
                                       "NCCL_MIN_CTAS: at least this many channels (CTAs) per collective, over the "
@@ -93,7 +95,8 @@ Status comm_options(const ncclConfig_t* config, CommOptions* o) {
     size_t size = 0;
     std::memcpy(&size, config, sizeof(size));
     std::memcpy(&c, config, std::min(size, sizeof(c)));
-    if (c.magic != 0xcafebeef) return invalid_argument("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+    if (c.magic != 0xcafebeef)
+      return invalid_argument("ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
     constexpr int kUndef = NCCL_CONFIG_UNDEF_INT;
     if (c.version < NCCL_VERSION(2, 14, 0)) c.blocking = kUndef;
     if (c.version < NCCL_VERSION(2, 17, 0)) c.cgaClusterSize = c.minCTAs = c.maxCTAs = kUndef, c.netName = nullptr;

@@ -23,14 +23,15 @@ const config::Param<std::string> kNcclDebug{"shim.nccl_debug",
                                             {},
                                             "NCCL_DEBUG"};
 
-const config::Param<std::string> kNcclDebugFile{"shim.nccl_debug_file",
-                                                "",
-                                                "NCCL_DEBUG_FILE: write NCCL_DEBUG lines (above VERSION) to this file "
-                                                "instead of stderr; %h is the host name, %p the pid, %% a percent sign.",
-                                                {},
-                                                {},
-                                                {},
-                                                "NCCL_DEBUG_FILE"};
+const config::Param<std::string> kNcclDebugFile{
+    "shim.nccl_debug_file",
+    "",
+    "NCCL_DEBUG_FILE: write NCCL_DEBUG lines (above VERSION) to this file "
+    "instead of stderr; %h is the host name, %p the pid, %% a percent sign.",
+    {},
+    {},
+    {},
+    "NCCL_DEBUG_FILE"};
 
 NcclDebugLevel parse_level() {
   std::string v = config::global().get(kNcclDebug);

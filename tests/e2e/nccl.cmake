@@ -28,8 +28,6 @@ if(TARGET nccl2 AND TARGET example_collectives)
   # fp8 reductions need sm90 (NCCL's taskAppend): on A100s the first fp8 AllReduce is refused, and says why.
   genie_add_e2e(e2e_nccl_fp8_needs_sm90 collectives NCCL ENV GENIE_DEVICE=a100-sxm4-80gb ARGS devices 2 RC 2
     REGEX "AllReduce fp8_e4m3 op=sum count=1000 root=0 out-of-place: ncclInvalidArgument \\(ncclAllReduce: FP8 reduction support begins with sm90 capable devices\\.\\)")
-  # Faults: the program checks what each rank observed (exit 0 only if as expected); the regex checks the
-  # diagnostic the shim prints on stderr, words the program itself never prints.
   # NCCL_ALGO / NCCL_PROTO: honoured per collective; a collective they leave no algorithm for is refused when it is
   # called (ncclInvalidUsage, as NCCL's "no algorithm/protocol available"); a malformed list fails the init.
   genie_add_e2e(e2e_nccl_algo_allreduce_tree_ll collectives NCCL ENV NCCL_ALGO=allreduce:tree NCCL_PROTO=LL
@@ -38,6 +36,8 @@ if(TARGET nccl2 AND TARGET example_collectives)
     REGEX "AllReduce int8 op=sum count=1000 root=0 out-of-place: ncclInvalidUsage \\(ncclAllReduce: no enabled algorithm/protocol can run all_reduce on hgx-h200")
   genie_add_e2e(e2e_nccl_algo_malformed collectives NCCL ENV NCCL_ALGO=Bogus ARGS proc 2 RC 1
     REGEX "ncclCommInitRank: NCCL_ALGO=.Bogus.: unknown value 'Bogus'")
+  # Faults: the program checks what each rank observed (exit 0 only if as expected); the regex checks the
+  # diagnostic the shim prints on stderr, words the program itself never prints.
   genie_add_e2e(e2e_nccl_faults_mismatch faults NCCL ARGS mismatch 3
     REGEX "collective mismatch on comm 0x[0-9a-f]+ \\(call #2\\): rank 0 called AllReduce\\(count=1024, datatype=float, op=sum\\) but rank 1 called AllReduce\\(count=2048, datatype=float, op=sum\\)")
   genie_add_e2e(e2e_nccl_faults_hang faults NCCL ENV GENIE_HANG_TIMEOUT=2 ARGS hang 3

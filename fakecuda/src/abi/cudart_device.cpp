@@ -24,7 +24,9 @@ cudaError_t check_device(Runtime* r, int device) {
   return device < 0 || device >= r->device_count() ? cudaErrorInvalidDevice : cudaSuccess;
 }
 
-// The name and text NVIDIA's libcudart gives a code; null for a code it does not know.
+// The name and text NVIDIA's libcudart gives a code ("unrecognized error code" for both when it knows none).
+constexpr const char* kUnrecognized = "unrecognized error code";
+
 const char* error_name(cudaError_t e) {
   switch (static_cast<int>(e)) {
 #define X(name, value, text) \
@@ -32,7 +34,7 @@ const char* error_name(cudaError_t e) {
 #include "cuda_error_names.inc"
 #undef X
   }
-  return nullptr;
+  return kUnrecognized;
 }
 
 const char* error_string(cudaError_t e) {
@@ -42,10 +44,8 @@ const char* error_string(cudaError_t e) {
 #include "cuda_error_names.inc"
 #undef X
   }
-  return nullptr;
+  return kUnrecognized;
 }
-
-constexpr const char* kUnrecognized = "unrecognized error code";
 
 }  // namespace
 
@@ -194,15 +194,9 @@ GENIE_CUDART_EXPORT cudaError_t cudaRuntimeGetVersion(int* v) {
   return cudaSuccess;
 }
 
-GENIE_CUDART_EXPORT const char* cudaGetErrorString(cudaError_t e) {
-  const char* s = error_string(e);
-  return s ? s : kUnrecognized;
-}
+GENIE_CUDART_EXPORT const char* cudaGetErrorString(cudaError_t e) { return error_string(e); }
 
-GENIE_CUDART_EXPORT const char* cudaGetErrorName(cudaError_t e) {
-  const char* n = error_name(e);
-  return n ? n : kUnrecognized;
-}
+GENIE_CUDART_EXPORT const char* cudaGetErrorName(cudaError_t e) { return error_name(e); }
 
 GENIE_CUDART_EXPORT cudaError_t cudaGetLastError(void) { return abi::take_last_error(); }
 GENIE_CUDART_EXPORT cudaError_t cudaPeekAtLastError(void) { return abi::peek_last_error(); }

@@ -29,35 +29,39 @@ cublasStatus_t to_cublas(const Status& s) noexcept {
 }
 
 // The names and texts of NVIDIA's libcublas / libcublasLt 13.0 (both give the same).
-#define GENIE_CUBLAS_STATUSES(X)                                                                              \
-  X(CUBLAS_STATUS_SUCCESS, "success")                                                                         \
-  X(CUBLAS_STATUS_NOT_INITIALIZED, "the library was not initialized")                                         \
-  X(CUBLAS_STATUS_ALLOC_FAILED, "the resource allocation failed")                                             \
-  X(CUBLAS_STATUS_INVALID_VALUE, "an unsupported value or parameter was passed to the function")              \
-  X(CUBLAS_STATUS_ARCH_MISMATCH, "the function requires an architectural feature absent from the device")     \
-  X(CUBLAS_STATUS_MAPPING_ERROR, "an access to GPU memory space failed")                                      \
-  X(CUBLAS_STATUS_EXECUTION_FAILED, "the function failed to launch on the GPU")                               \
-  X(CUBLAS_STATUS_INTERNAL_ERROR, "an internal operation failed")                                             \
-  X(CUBLAS_STATUS_NOT_SUPPORTED, "the requested functionality is not supported")                              \
+#define GENIE_CUBLAS_STATUSES(X)                                                                          \
+  X(CUBLAS_STATUS_SUCCESS, "success")                                                                     \
+  X(CUBLAS_STATUS_NOT_INITIALIZED, "the library was not initialized")                                     \
+  X(CUBLAS_STATUS_ALLOC_FAILED, "the resource allocation failed")                                         \
+  X(CUBLAS_STATUS_INVALID_VALUE, "an unsupported value or parameter was passed to the function")          \
+  X(CUBLAS_STATUS_ARCH_MISMATCH, "the function requires an architectural feature absent from the device") \
+  X(CUBLAS_STATUS_MAPPING_ERROR, "an access to GPU memory space failed")                                  \
+  X(CUBLAS_STATUS_EXECUTION_FAILED, "the function failed to launch on the GPU")                           \
+  X(CUBLAS_STATUS_INTERNAL_ERROR, "an internal operation failed")                                         \
+  X(CUBLAS_STATUS_NOT_SUPPORTED, "the requested functionality is not supported")                          \
   X(CUBLAS_STATUS_LICENSE_ERROR, "the license check failed")
 
 const char* status_name(cublasStatus_t status) noexcept {
   switch (enum_raw(status)) {
 #define GENIE_NAME(code, text) \
-  case code: return #code;
+  case code:                   \
+    return #code;
     GENIE_CUBLAS_STATUSES(GENIE_NAME)
 #undef GENIE_NAME
-    default: return "unrecognized status";
+    default:
+      return "unrecognized status";
   }
 }
 
 const char* status_string(cublasStatus_t status) noexcept {
   switch (enum_raw(status)) {
 #define GENIE_TEXT(code, text) \
-  case code: return text;
+  case code:                   \
+    return text;
     GENIE_CUBLAS_STATUSES(GENIE_TEXT)
 #undef GENIE_TEXT
-    default: return "unrecognized status";
+    default:
+      return "unrecognized status";
   }
 }
 #undef GENIE_CUBLAS_STATUSES

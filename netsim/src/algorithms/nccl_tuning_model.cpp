@@ -135,10 +135,6 @@ Status check_env(const NcclEnv& env) {
   if (env.max_channels == 0 || env.max_channels < -1) {
     return invalid_argument("NCCL_MAX_NCHANNELS=" + std::to_string(env.max_channels) + " must be >= 1");
   }
-  if (env.min_channels > 0 && env.max_channels > 0 && env.min_channels > env.max_channels) {
-    return invalid_argument("NCCL_MIN_NCHANNELS=" + std::to_string(env.min_channels) +
-                            " exceeds NCCL_MAX_NCHANNELS=" + std::to_string(env.max_channels));
-  }
   if (env.nvls_enable < -1 || env.nvls_enable > 2) {
     return invalid_argument("NCCL_NVLS_ENABLE=" + std::to_string(env.nvls_enable) + " (expected 0, 1 or 2)");
   }
@@ -336,9 +332,11 @@ Result<Tuning> select_tuning(const CollectiveSpec& spec, const Topology& topo, c
   const int n = spec.nranks;
   if (n < 1) return invalid_argument("nranks must be >= 1");
   GENIE_TRY(check_env(env));
+  // NCCL (connect.cc): the channels are cut to NCCL_MAX_NCHANNELS, then copied up to NCCL_MIN_NCHANNELS, so where
+  // the two cross the minimum wins, without an error.
   auto clamp_channels = [&](int nch) {
-    if (env.min_channels > 0) nch = std::max(nch, env.min_channels);
     if (env.max_channels > 0) nch = std::min(nch, env.max_channels);
+    if (env.min_channels > 0) nch = std::max(nch, env.min_channels);
     return std::clamp(nch, 1, nccl::kMaxChannels);
   };
   Tuning t;
