@@ -205,7 +205,7 @@ Status Runtime::launch_graph(Graph& exec, Stream& s) {
   op.label = "graph";
   op.may_run_inline = inline_ok;
   sched::Clock* clk = &clock();
-  op.run = [nodes, clk](SimTime ready) -> Result<SimTime> {
+  op.run = [nodes, clk](SimTime ready, const sched::ExternalOp& lane) -> Result<SimTime> {
     std::vector<SimTime> ends(nodes->size(), ready);
     SimTime last = ready;
     for (size_t i = 0; i < nodes->size(); ++i) {
@@ -213,7 +213,7 @@ Status Runtime::launch_graph(Graph& exec, Stream& s) {
       SimTime start = ready;
       for (int d : n.deps) start = max(start, ends[static_cast<size_t>(d)]);
       if (n.spec.run) {
-        GENIE_ASSIGN_OR_RETURN(ends[i], n.spec.run(start));
+        GENIE_ASSIGN_OR_RETURN(ends[i], n.spec.run(start, lane));
       } else {
         if (n.spec.action) n.spec.action();
         ends[i] = start + n.spec.duration;

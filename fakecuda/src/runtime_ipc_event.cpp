@@ -71,7 +71,7 @@ Status Runtime::record_ipc_event(Event& e, Stream& s) {
   uint64_t seq = blk->recorded.fetch_add(1) + 1;
   sched::OpSpec spec;
   spec.label = "event";
-  spec.run = [blk, seq](SimTime ready) -> Result<SimTime> {
+  spec.run = [blk, seq](SimTime ready, const sched::ExternalOp&) -> Result<SimTime> {
     blk->time_ns.store(ready.count_ns(), std::memory_order_relaxed);
     uint64_t cur = blk->completed.load();
     while (cur < seq && !blk->completed.compare_exchange_weak(cur, seq)) {
@@ -105,7 +105,7 @@ Status Runtime::wait_ipc_event(Stream& s, Event& e) {
   sched::OpSpec spec;
   spec.label = "wait";
   spec.may_run_inline = blk->completed.load() >= seq;
-  spec.run = [blk, seq](SimTime ready) -> Result<SimTime> {
+  spec.run = [blk, seq](SimTime ready, const sched::ExternalOp&) -> Result<SimTime> {
     while (blk->completed.load() < seq) std::this_thread::sleep_for(kIpcPollInterval);
     return max(ready, SimTime::ns(blk->time_ns.load()));
   };

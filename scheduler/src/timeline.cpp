@@ -183,9 +183,6 @@ void retire_records(Lane::State& st) {
   st.records.clear();
 }
 
-// The lane whose external op the calling worker thread is running.
-thread_local std::shared_ptr<Lane::State> tl_external_lane;
-
 int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth, bool coordinator_bounds);
 
 // Lower bound of the end of any op queued on `lane` (and of the next traffic it injects): its floor, and where its
@@ -230,14 +227,16 @@ namespace {
 
 // Runs `spec` at planned start `ready`; writes start, end and status (the shared core of the inline
 // path, which has no Op object, and of the worker).
-void run_spec(Timeline::Core& tl, OpSpec& spec, SimTime ready, SimTime* start, SimTime* end, Status* status) {
+// `lane`: the external op's handle (empty for other ops).
+void run_spec(Timeline::Core& tl, OpSpec& spec, SimTime ready, SimTime* start, SimTime* end, Status* status,
+              const ExternalOp& lane) {
   // `ready` is the planned start: the previous op's planned end, the host's enqueue time and the
   // dependencies. In realtime mode the worker sleeps until the planned end, so a late wake-up does not
   // push later ops back (a GPU runs queued work back to back).
   Clock& clock = tl.clock;
   *start = ready;
   if (spec.run) {
-    Result<SimTime> r = spec.run(ready);
+    Result<SimTime> r = spec.run(ready, lane);
     if (r.is_ok()) {
       *end = max(r.value(), ready);
     } else {
@@ -316,7 +315,6 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     if (op->spec.external) {
       st->external_end_lb.store(kNoFloor, std::memory_order_release);  // the coordinator's bound is per op
       st->floor.store(ready.count_ns(), std::memory_order_release);
-      tl_external_lane = st;
     } else if (waited && held != kNoFloor) {
       st->floor.store(ready.count_ns(), std::memory_order_release);  // later ops of the lane start no earlier
     }
@@ -327,9 +325,9 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       std::lock_guard g(st->lb_mu);
       st->waiting_on = Dep();
     }
-    run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status);
+    run_spec(tl, op->spec, ready, &op->start, &op->end, &op->status,
+             op->spec.external ? ExternalOp(st) : ExternalOp());
     if (op->spec.external) st->external_end_lb.store(kNoFloor, std::memory_order_release);
-    tl_external_lane.reset();
     // Release the op's closures (they may hold buffers) before signalling, and outside the lane's lock (what they
     // hold may be the last reference to a communicator).
     op->spec.action = nullptr;
@@ -407,7 +405,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       // Bytes moved by the emulator are not the application's CPU time: exclude them from host time.
       bool has_work = spec.action || spec.run;
       if (has_work) clock.begin_excluded_work();
-      run_spec(*st.core, spec, ready, &start, &end, &status);
+      run_spec(*st.core, spec, ready, &start, &end, &status, ExternalOp());
       if (has_work) clock.end_excluded_work();
       st.last_end = end;
       if (st.core->record_trace)
@@ -498,12 +496,6 @@ void Lane::set_identity(int device, uint32_t stream_id) {
 }
 
 SimTime Lane::injection_floor() const { return SimTime::ns(state_->floor.load(std::memory_order_acquire)); }
-
-ExternalOp ExternalOp::current() {
-  ExternalOp e;
-  e.state_ = tl_external_lane;
-  return e;
-}
 
 // Each changes the lower bound of the lane's ops: a query waiting to know whether one has ended looks again
 // (Timeline::wait_until_known).

@@ -171,7 +171,7 @@ TEST(RuntimeStreams, EventElapsedTimeEqualsModelledDurationsExactly) {
 void submit_blocked_op(Runtime& rt, Stream& s, std::atomic<bool>& released) {
   sched::OpSpec spec;
   spec.may_run_inline = false;
-  spec.run = [&released](SimTime ready) -> Result<SimTime> {
+  spec.run = [&released](SimTime ready, const sched::ExternalOp&) -> Result<SimTime> {
     while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return ready;
   };

@@ -36,11 +36,11 @@ OpSpec gated_external_op(std::atomic<bool>& gated, std::atomic<bool>& release, S
   OpSpec coll;
   coll.external = true;
   coll.may_run_inline = false;
-  coll.run = [&gated, &release, d](SimTime ready) -> Result<SimTime> {
-    ExternalOp::current().gate();
+  coll.run = [&gated, &release, d](SimTime ready, const ExternalOp& lane) -> Result<SimTime> {
+    lane.gate();
     gated = true;
     while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ExternalOp::current().resolve(ready + d);
+    lane.resolve(ready + d);
     return ready + d;
   };
   return coll;
@@ -87,7 +87,7 @@ TEST(Lane, BlockingOpQueuesLaterWorkUntilResolved) {
   std::atomic<bool> release{false};
   OpSpec coll;
   coll.may_run_inline = false;
-  coll.run = [&](SimTime ready) -> Result<SimTime> {
+  coll.run = [&](SimTime ready, const ExternalOp&) -> Result<SimTime> {
     while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return ready + SimTime::ms(1);
   };
@@ -127,7 +127,7 @@ TEST(Lane, ErrorOfARunOpIsReportedBySynchronize) {
   Timeline tl(virtual_clock());
   Lane lane(tl);
   OpSpec bad;
-  bad.run = [](SimTime) -> Result<SimTime> { return Status(Errc::kRemote, "peer died"); };
+  bad.run = [](SimTime, const ExternalOp&) -> Result<SimTime> { return Status(Errc::kRemote, "peer died"); };
   Dep d = lane.submit(std::move(bad), SimTime::zero());
   EXPECT_EQ(d.status().code(), Errc::kRemote);
   auto r = lane.synchronize();
@@ -213,7 +213,7 @@ TEST(Timeline, ALaneWaitingOnAnotherLanesOpIsBoundedByThatOp) {
   coll.external = true;
   coll.may_run_inline = false;
   coll.deps = {x};
-  coll.run = [&](SimTime ready) -> Result<SimTime> {
+  coll.run = [&](SimTime ready, const ExternalOp&) -> Result<SimTime> {
     while (!release_a.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return ready + SimTime::us(1);
   };
@@ -313,15 +313,15 @@ TEST(Timeline, TheCoordinatorsBoundOfAnExternalOpsEndAnswersEarlierQueriesAtOnce
   OpSpec first;
   first.external = true;
   first.may_run_inline = false;
-  first.run = [&](SimTime ready) -> Result<SimTime> {
-    ExternalOp::current().gate();
+  first.run = [&](SimTime ready, const ExternalOp& lane) -> Result<SimTime> {
+    lane.gate();
     gated = true;
     while (!bounded.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ExternalOp::current().bound_end(SimTime::us(30));
-    ExternalOp::current().bound_end(SimTime::us(20));
+    lane.bound_end(SimTime::us(30));
+    lane.bound_end(SimTime::us(20));
     bounded = false;
     while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ExternalOp::current().resolve(ready + SimTime::us(25));
+    lane.resolve(ready + SimTime::us(25));
     return ready + SimTime::us(25);
   };
   Dep e = a.submit(std::move(first), SimTime::us(10));

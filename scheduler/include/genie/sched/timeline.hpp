@@ -62,14 +62,17 @@ enum class OpKind : uint8_t {
   kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6, kRange = 7
 };
 
-/// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and
-/// returns the end time (a collective resolved by the coordinator, a copy timed by the fabric).
+class ExternalOp;
+
+/// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and the lane's
+/// external-op handle (empty unless `external`) and returns the end time (a collective resolved by the coordinator,
+/// a copy timed by the fabric).
 struct OpSpec {
   const char* label = "op";                      ///< for traces and logs (static string, or a kernel's name)
   SimTime duration = SimTime::zero();            ///< modelled duration (ignored when `run` is set)
   std::vector<Dep> deps;                         ///< cross-lane dependencies (events, legacy stream)
   std::function<void()> action;                  ///< moves bytes; runs in stream order
-  std::function<Result<SimTime>(SimTime ready)> run;
+  std::function<Result<SimTime>(SimTime ready, const ExternalOp& lane)> run;
   bool may_run_inline = true;                    ///< false: always on the lane's worker (host functions)
   /// The op's end is decided outside this process (a collective resolved by the coordinator): until it
   /// reaches the coordinator, the lane's injection floor holds its ready time (see ExternalOp).
@@ -135,8 +138,10 @@ class Lane {
 /// the resolver must do before it lets the op finish, so the floor never claims more than is known.
 class ExternalOp {
  public:
-  /// Empty outside an external op's run().
-  static ExternalOp current();
+  /// Empty: every call does nothing (the handle a non-external op's run() receives).
+  ExternalOp() = default;
+  /// The handle of the external op `lane` runs (made by the lane's worker; Lane::State is private to it).
+  explicit ExternalOp(std::shared_ptr<Lane::State> lane) : state_(std::move(lane)) {}
   explicit operator bool() const { return state_ != nullptr; }
   /// The op has been handed to the coordinator: its traffic is the coordinator's to time.
   void gate() const;
