@@ -152,4 +152,7 @@ Result<std::vector<RankInfo>> join(const UniqueId& id, int nranks, const RankInf
                                    std::chrono::milliseconds timeout, const std::function<bool()>& should_stop,
                                    std::unique_ptr<BootstrapSession>* session = nullptr);
 
+/// GENIE_SHIM_BOOTSTRAP_TIMEOUT_S: how long a communicator's ranks have to find each other.
+std::chrono::milliseconds bootstrap_timeout();
+
 }  // namespace genie::shim

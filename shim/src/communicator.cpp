@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Communicator set-up and tear-down: bootstrap, control segment, placement, split and shrink.
+// Communicator set-up and tear-down: bootstrap, the choice of transport and timer, placement, split and shrink.
 #include "communicator.hpp"
 
 #include <sys/random.h>
@@ -17,9 +17,10 @@
 #include "genie/common/siphash.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "nccl_debug.hpp"
-#include "pidfd.hpp"
 #include "shim_errors.hpp"
 #include "transport/fabric_report.hpp"
+#include "transport/fabric_transport.hpp"
+#include "transport/shm_transport.hpp"
 
 namespace genie::shim {
 namespace {
@@ -84,32 +85,6 @@ Result<FabricRequest> fabric_request() {
   return invalid_argument("GENIE_FABRIC='" + v + "' is not one of sim, real, real:PROVIDER");
 }
 
-// Real-fabric address blob as exchanged: status byte (0 ok, 1 failed) then the addresses or the error text.
-std::vector<uint8_t> fabric_blob(const Result<std::unique_ptr<FabricComm>>& fc) {
-  std::vector<uint8_t> b;
-  if (fc.is_ok()) {
-    b.push_back(0);
-    auto a = fc.value()->local_blob();
-    b.insert(b.end(), a.begin(), a.end());
-  } else {
-    b.push_back(1);
-    std::string m = fc.status().message().substr(0, 1000);
-    b.insert(b.end(), m.begin(), m.end());
-  }
-  return b;
-}
-
-Status check_fabric_blobs(const std::vector<std::vector<uint8_t>>& all, std::vector<std::vector<uint8_t>>* addrs) {
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (all[r].empty() || all[r][0] != 0) {
-      std::string why = all[r].size() > 1 ? std::string(all[r].begin() + 1, all[r].end()) : "no address";
-      return Status(Errc::kSystem, "rank " + std::to_string(r) + " could not open the real fabric: " + why);
-    }
-    addrs->emplace_back(all[r].begin() + 1, all[r].end());
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 std::string fabric_addr() {
@@ -117,43 +92,7 @@ std::string fabric_addr() {
   return a.empty() ? config::global().get(kBootstrapAddr) : a;
 }
 
-Result<std::unique_ptr<FabricComm>> Communicator::connect_fabric(int rank, const std::vector<RankInfo>& table,
-                                                                 BootstrapSession& session) {
-  bool multi_host = false;
-  std::string provider;
-  std::vector<std::string> hosts;
-  for (const RankInfo& r : table) {
-    multi_host |= std::strncmp(r.host, table[0].host, sizeof(r.host)) != 0;
-    if (provider.empty() && r.provider[0] != 0) provider.assign(r.provider, strnlen(r.provider, sizeof(r.provider)));
-    hosts.emplace_back(r.host);
-  }
-  if (provider.empty()) provider = multi_host ? "tcp" : "shm";
-  if (provider == "shm") {
-    int here = 0;
-    for (const RankInfo& r : table)
-      here += std::strncmp(r.host, table[static_cast<size_t>(rank)].host, sizeof(r.host)) == 0;
-    const std::string copy = FabricEndpoint::choose_shm_copy(here);
-    GENIE_LOG_DEBUG("shim", "fabric: shm moves large messages by {} ({} ranks on this host)", copy, here);
-  }
-  auto fc = FabricComm::open(provider, fabric_addr(), table[static_cast<size_t>(rank)].cuda_dev);
-  GENIE_ASSIGN_OR_RETURN(auto all, session.allgather(fabric_blob(fc), {}));
-  if (!fc.is_ok()) return fc.status();
-  std::vector<std::vector<uint8_t>> addrs;
-  GENIE_TRY(check_fabric_blobs(all, &addrs));
-  std::unique_ptr<FabricComm> f = std::move(fc).value();
-  GENIE_TRY(f->connect(rank, addrs, hosts));
-  // Same-host peers that exit while the others wait in seal() fail the wait at once.
-  std::vector<int> pidfds(table.size(), -1);
-  for (size_t r = 0; r < table.size(); ++r)
-    if (static_cast<int>(r) != rank && std::strncmp(table[r].host, table[static_cast<size_t>(rank)].host,
-                                                    sizeof(table[r].host)) == 0)
-      pidfds[r] = open_pidfd(table[r].pid);
-  Status sealed = f->seal([&](int r) { return pidfd_exited(pidfds[static_cast<size_t>(r)]); }, bootstrap_timeout());
-  for (int fd : pidfds)
-    if (fd >= 0) ::close(fd);
-  GENIE_TRY(sealed);
-  return f;
-}
+bool fabric_shm_direct() { return config::global().get(kShmDirect); }
 
 std::chrono::milliseconds bootstrap_timeout() { return std::chrono::seconds(config::global().get(kBootstrapTimeoutS)); }
 std::string bootstrap_addr() { return config::global().get(kBootstrapAddr); }
@@ -200,12 +139,9 @@ const char* redop_api_name(ReduceOp op) noexcept {
   return "?";
 }
 
-Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id, int nranks, int rank, int cuda_dev,
-                                                              const CommOptions& opts) {
-  fakecuda::Runtime* rt = fakecuda::Runtime::instance();
-  if (rt == nullptr)
-    return Status(Errc::kSystem, "the CUDA runtime failed to start: " + fakecuda::Runtime::instance_status().message());
-  if (cuda_dev < 0 || cuda_dev >= rt->device_count())
+Result<std::shared_ptr<Communicator>> Communicator::init_rank(fakecuda::Runtime& rt, const UniqueId& id, int nranks,
+                                                              int rank, int cuda_dev, const CommOptions& opts) {
+  if (cuda_dev < 0 || cuda_dev >= rt.device_count())
     return invalid_argument("current CUDA device " + std::to_string(cuda_dev) + " is not a valid device");
   RankInfo mine;
   mine.rank = rank;
@@ -237,7 +173,7 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
     if (std::strncmp(r.host, mine.host, sizeof(mine.host)) != 0) other_host = r.host;
   }
   const bool fabric = real || !other_host.empty();
-  if (fabric && rt->clock().is_virtual())
+  if (fabric && rt.clock().is_virtual())
     return invalid_usage(
         std::string("the real fabric (") +
         (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
@@ -246,12 +182,12 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   // cannot be used fails every rank alike.
   std::vector<RankPlace> places;
   for (const RankInfo& r : table) places.push_back({r.node, r.cuda_dev});
-  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt->options().spec.preset, opts.tuning));
+  GENIE_ASSIGN_OR_RETURN(auto timing, CommTiming::create(places, rt.options().spec.preset, opts.tuning));
   if (fabric) {
-    GENIE_ASSIGN_OR_RETURN(auto fab, connect_fabric(rank, table, *session));
-    session.reset();
     const uint64_t cid = table[0].segment_id;
-    return assemble(rank, std::move(table), nullptr, std::move(timing), cuda_dev, opts, std::move(fab), cid);
+    GENIE_ASSIGN_OR_RETURN(auto fab, FabricTransport::connect(rank, std::move(table), cid, *session, rt.clock()));
+    session.reset();
+    return assemble(rt, rank, std::move(fab), std::move(timing), cuda_dev, opts, 0);
   }
   Status attached = Status::ok();
   if (rank != 0) {
@@ -269,7 +205,8 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(const UniqueId& id
   for (size_t r = 0; r < all.size(); ++r)
     if (all[r].size() != 1 || all[r][0] != 1)
       return Status(Errc::kRemote, "rank " + std::to_string(r) + " could not map rank 0's control segment");
-  return assemble(rank, std::move(table), seg.release(), std::move(timing), cuda_dev, opts);
+  return assemble(rt, rank, std::make_unique<ShmTransport>(std::move(seg), std::move(table), rank), std::move(timing),
+                  cuda_dev, opts, 0);
 }
 
 namespace {
@@ -297,83 +234,80 @@ uint64_t comm_key(const std::vector<RankInfo>& table, int rank) {
 }
 }  // namespace
 
-Status Communicator::join_coordinator(uint64_t parent_key) {
+namespace {
+// The timer of a communicator (chosen once): the wall clock on the real fabric, the job's coordinator when there is
+// one and the clock is virtual, else netsim in this process.
+Result<std::unique_ptr<CallTimer>> choose_timer(fakecuda::Runtime& rt, bool real_fabric, int rank) {
   // A process told to join a coordinator (genie run, GENIE_COORDINATOR) that could not must not run alone: its
   // peers would wait at the coordinator for calls that never come. The communicator fails to initialise instead,
   // with the reason (CoordClient::status(): refused, wrong secret, unreachable).
-  sched::CoordClient* coord = sched::CoordClient::get(rt_->timeline());
+  sched::CoordClient* coord = sched::CoordClient::get(rt.timeline());
   if (!coord) {
     const Status why = sched::CoordClient::status();
-    if (why.is_ok()) return Status::ok();  // no coordinator configured
-    const Errc code = why.code() == Errc::kInvalidArgument ? Errc::kInvalidUsage : why.code();
-    return Status(code, "rank " + std::to_string(rank_) + ": cannot join the job's coordinator: " + why.message());
+    if (!why.is_ok()) {
+      const Errc code = why.code() == Errc::kInvalidArgument ? Errc::kInvalidUsage : why.code();
+      return Status(code, "rank " + std::to_string(rank) + ": cannot join the job's coordinator: " + why.message());
+    }
   }
-  // Realtime: calls are timed by the wall clock and the fabric; the coordinator only gathers the records.
-  if (!rt_->clock().is_virtual()) return Status::ok();
-  coord_ = coord;
-  rt_->timeline().register_injector();
-  Status st = coord_->join_comm(sched::coord::CommJoin{key_, nranks_, rank_, cuda_dev_, parent_key});
-  if (!st.is_ok()) {
-    coord_ = nullptr;
-    return Status(st.code(), "rank " + std::to_string(rank_) + ": cannot announce the communicator to the "
-                             "coordinator: " + st.message());
-  }
-  return Status::ok();
+  if (real_fabric) return std::unique_ptr<CallTimer>(std::make_unique<WallClockTimer>(rt.clock()));
+  // Realtime: calls are timed by netsim and the wall clock; the coordinator only gathers the records.
+  if (!coord || !rt.clock().is_virtual()) return std::unique_ptr<CallTimer>(std::make_unique<NetsimTimer>(rt.clock()));
+  return std::unique_ptr<CallTimer>(std::make_unique<CoordinatorTimer>(*coord));
 }
+}  // namespace
 
-Result<std::shared_ptr<Communicator>> Communicator::assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
-                                                             std::shared_ptr<CommTiming> timing, int cuda_dev,
-                                                             const CommOptions& opts, std::unique_ptr<FabricComm> fab,
-                                                             uint64_t fabric_id, uint64_t parent_key) {
-  auto c = std::shared_ptr<Communicator>(new Communicator());
-  c->rt_ = fakecuda::Runtime::instance();
+std::shared_ptr<Communicator> Communicator::create(fakecuda::Runtime& rt, int rank, int cuda_dev,
+                                                   std::unique_ptr<Transport> transport,
+                                                   std::unique_ptr<CallTimer> timer,
+                                                   std::shared_ptr<CommTiming> timing, const CommOptions& opts,
+                                                   uint64_t key) {
+  auto c = std::shared_ptr<Communicator>(new Communicator(rt));
   c->rank_ = rank;
-  c->nranks_ = static_cast<int>(table.size());
+  c->nranks_ = static_cast<int>(transport->peers().size());
   c->cuda_dev_ = cuda_dev;
   c->opts_ = opts;
-  c->seg_.reset(seg);
-  c->fab_ = std::move(fab);
-  c->fabric_direct_ = c->fab_ && c->fab_->provider() == "shm" && config::global().get(kShmDirect);
-  c->id_ = seg ? seg->header().id : fabric_id;
+  c->id_ = transport->id();
+  c->key_ = key;
+  c->transport_ = std::move(transport);
+  c->timer_ = std::move(timer);
   c->timing_ = std::move(timing);
-  c->key_ = comm_key(table, rank);
-  c->peers_ = std::move(table);
+  c->transport_->attach(*c);
+  c->timer_->attach(*c);
   c->sent_.assign(static_cast<size_t>(c->nranks_), 0);
   c->received_.assign(static_cast<size_t>(c->nranks_), 0);
-  const int me = static_cast<int>(getpid());
-  c->pidfds_.assign(static_cast<size_t>(c->nranks_), -1);
-  for (int r = 0; r < c->nranks_; ++r) {
-    const RankInfo& p = c->peers_[static_cast<size_t>(r)];
-    if (p.pid == me) continue;
-    // A pid names a process only on its own host (the real fabric may span hosts).
-    if (std::strncmp(p.host, c->peers_[static_cast<size_t>(rank)].host, sizeof(p.host)) != 0) continue;
-    c->cross_process_ = c->fab_ == nullptr;  // the real fabric sends from local buffers: nothing to share
-    c->pidfds_[static_cast<size_t>(r)] = open_pidfd(p.pid);
-  }
+  return c;
+}
+
+Result<std::shared_ptr<Communicator>> Communicator::assemble(fakecuda::Runtime& rt, int rank,
+                                                             std::unique_ptr<Transport> transport,
+                                                             std::shared_ptr<CommTiming> timing, int cuda_dev,
+                                                             const CommOptions& opts, uint64_t parent_key) {
+  GENIE_ASSIGN_OR_RETURN(auto timer, choose_timer(rt, !transport->provider().empty(), rank));
+  const uint64_t key = comm_key(transport->peers(), rank);
+  auto c = create(rt, rank, cuda_dev, std::move(transport), std::move(timer), std::move(timing), opts, key);
   // One rank per process (the usual launch): log lines carry it.
+  const int me = static_cast<int>(getpid());
+  const auto& peers = c->transport_->peers();
   int here = 0;
-  for (const RankInfo& p : c->peers_)
-    here += p.pid == me && std::strncmp(p.host, c->peers_[static_cast<size_t>(rank)].host, sizeof(p.host)) == 0;
+  for (const RankInfo& p : peers)
+    here += p.pid == me && std::strncmp(p.host, peers[static_cast<size_t>(rank)].host, sizeof(p.host)) == 0;
   static std::atomic<bool> rank_set{false};
   if (here == 1 && !rank_set.exchange(true)) {  // the first communicator's rank
     log::set_rank(rank);
     fabric_report_set_rank(rank);
   }
-  GENIE_TRY(c->join_coordinator(parent_key));
+  if (c->timer_->external()) {
+    rt.timeline().register_injector();
+    Status st = c->timer_->join(sched::coord::CommJoin{key, c->nranks_, rank, cuda_dev, parent_key});
+    if (!st.is_ok())
+      return Status(st.code(), "rank " + std::to_string(rank) + ": cannot announce the communicator to the "
+                               "coordinator: " + st.message());
+  }
   nccl_debug_init_line(*c);
   return c;
 }
 
-Communicator::~Communicator() {
-  // A peer on this host killed by SIGKILL never removed its shm provider files: its survivors do.
-  if (fab_) {
-    std::vector<bool> dead(pidfds_.size(), false);
-    for (size_t r = 0; r < pidfds_.size(); ++r) dead[r] = pidfd_exited(pidfds_[r]);
-    fab_->remove_dead_peer_files(dead);
-  }
-  for (int fd : pidfds_)
-    if (fd >= 0) ::close(fd);
-}
+Communicator::~Communicator() = default;
 
 void Communicator::set_async_error(const Status& why) {
   // The message goes first: a thread that sees the code in ncclCommGetAsyncError then finds it in
@@ -387,16 +321,8 @@ void Communicator::set_async_error(const Status& why) {
 void Communicator::abort() {
   aborted_.store(true, std::memory_order_release);
   set_async_error(Status(Errc::kRemote, "the communicator was aborted (ncclCommAbort)"));
-  if (seg_) seg_->ring();
-  if (coord_) coord_->wake_waiters();  // a stream worker waiting for the coordinator looks at once
-}
-
-void Communicator::fail_all(const Status& why) {
-  set_async_error(why);
-  if (!seg_) return;
-  int expected = 0;
-  seg_->header().broken.compare_exchange_strong(expected, static_cast<int>(why.code()), std::memory_order_acq_rel);
-  seg_->ring();
+  transport_->wake();  // a stream worker waiting for its peers or the coordinator looks at once
+  timer_->wake();
 }
 
 void Communicator::let_go(std::shared_ptr<Communicator> self) {
@@ -460,28 +386,7 @@ Result<RedOpSpec> Communicator::redop(int id) const {
 
 Result<std::vector<std::vector<uint8_t>>> Communicator::gather_small(const std::vector<int>& members, const void* mine,
                                                                      size_t len) {
-  GENIE_ASSERT(len <= kGatherBytes, "gather payload too large");
-  const uint64_t seq = ++gather_seq_;
-  if (fab_) return fab_->gather(members, mine, len, seq, fabric_wait("communicator split/shrink"));
-  RankSlot& my = seg_->slot(rank_);
-  const WaitWhat what{nullptr, "communicator split/shrink", 0};
-  // Everyone who took part in this rank's previous exchange must have read that payload before it is
-  // overwritten; after a split that is every rank of the parent, not only this colour's members.
-  const std::vector<int> prev = gather_prev_members_.empty() ? members : gather_prev_members_;
-  GENIE_TRY(wait_all_reach(&RankSlot::gather_done, seq - 1, &prev, what));
-  gather_prev_members_ = members;
-  std::memcpy(my.gather, mine, len);
-  my.gather_seq.store(seq, std::memory_order_release);
-  seg_->ring();
-  GENIE_TRY(wait_all_reach(&RankSlot::gather_seq, seq, &members, what));
-  std::vector<std::vector<uint8_t>> out;
-  for (int r : members) {
-    const uint8_t* p = seg_->slot(r).gather;
-    out.emplace_back(p, p + len);
-  }
-  my.gather_done.store(seq, std::memory_order_release);
-  seg_->ring();
-  return out;
+  return transport_->gather(members, mine, len);
 }
 
 namespace {
@@ -489,43 +394,12 @@ struct SplitEntry {
   int32_t color;
   int32_t key;
 };
-struct SegmentEntry {
-  int32_t pid;
-  int32_t fd;
-  uint64_t id;
-};
 }  // namespace
 
 Result<std::shared_ptr<Communicator>> Communicator::sub_communicator(const std::vector<int>& members, int my_index,
                                                                      const CommOptions& opts) {
-  if (fab_) return sub_communicator_fabric(members, my_index, opts);
-  // The new rank 0 creates the segment; the others learn its fd through the parent's segment.
-  SegmentEntry mine{};
-  std::unique_ptr<SharedSegment> seg;
-  if (my_index == 0) {
-    uint64_t sid = random_u64();
-    GENIE_ASSIGN_OR_RETURN(SharedSegment * s, SharedSegment::create(static_cast<int>(members.size()), sid));
-    seg.reset(s);
-    mine = {static_cast<int32_t>(getpid()), s->fd(), sid};
-  }
-  GENIE_ASSIGN_OR_RETURN(auto all, gather_small(members, &mine, sizeof(mine)));
-  if (my_index != 0) {
-    SegmentEntry root{};
-    std::memcpy(&root, all[0].data(), sizeof(root));
-    GENIE_ASSIGN_OR_RETURN(SharedSegment * s,
-                           SharedSegment::open(root.pid, root.fd, root.id, static_cast<int>(members.size())));
-    seg.reset(s);
-  }
-  // Keep rank 0's fd valid until every member has mapped the segment.
-  GENIE_TRY(gather_small(members, &mine, 1).status());
-  std::vector<RankInfo> table;
-  for (size_t i = 0; i < members.size(); ++i) {
-    RankInfo ri = peers_[static_cast<size_t>(members[i])];
-    ri.rank = static_cast<int32_t>(i);
-    table.push_back(ri);
-  }
-  return assemble(my_index, std::move(table), seg.release(), timing_->subset(members, opts.tuning), cuda_dev_, opts,
-                  nullptr, 0, key_);
+  GENIE_ASSIGN_OR_RETURN(auto t, transport_->sub(members, my_index));
+  return assemble(rt_, my_index, std::move(t), timing_->subset(members, opts.tuning), cuda_dev_, opts, key_);
 }
 
 Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, const CommOptions& opts) {
@@ -542,12 +416,7 @@ Result<std::shared_ptr<Communicator>> Communicator::split(int color, int key, co
   // NCCL_SPLIT_NOCOLOR ranks take part in the exchange but get no communicator. Each colour's members
   // run their own sub-exchange next; the others do not wait for them.
   if (color < 0) {
-    // Keep this rank's all-gather numbering in step with the members' two sub-exchanges.
-    gather_seq_ += 2;
-    if (seg_) {
-      seg_->slot(rank_).gather_done.store(gather_seq_, std::memory_order_release);
-      seg_->ring();
-    }
+    transport_->skip_sub_exchanges();
     return std::shared_ptr<Communicator>();
   }
   std::sort(group.begin(), group.end());

@@ -1,31 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// Communicator: one rank of an NCCL communicator (struct ncclComm's implementation). Owns the shared
-// control segment, the placement and timing on the modelled cluster, and executes collectives and
-// point-to-point batches as stream ops: rendezvous with the peers, move and reduce real bytes, time by netsim.
+// Communicator: one rank of an NCCL communicator (struct ncclComm's implementation): what is NCCL about it —
+// arguments as enqueued, the issue order of its calls across streams, call sequence numbers, asynchronous errors,
+// abort and destroy, PreMulSum operators, split and shrink. How its ranks meet and move bytes is its Transport's
+// (transport/transport.hpp), when a call ends its CallTimer's (call_timer.hpp); both are chosen when it is made.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "call_timer.hpp"
+#include "comm_call.hpp"
 #include "comm_timing.hpp"
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
 #include "genie/netsim/schedule.hpp"
-#include "genie/sched/coord_client.hpp"
-#include "reduce/reduce_kernels.hpp"
-#include "shared_segment.hpp"
-#include "transport/fabric_comm.hpp"
-#include "transport/schedule_executor.hpp"
+#include "genie/sched/timeline.hpp"
+#include "transport/transport.hpp"
 
 namespace genie::fakecuda {
 class Runtime;
@@ -34,40 +31,6 @@ class Stream;
 
 
 namespace genie::shim {
-
-/// A reduction operator as the API names it: built-in, or a PreMulSum created on this communicator.
-struct RedOpSpec {
-  ReduceOp kind = ReduceOp::kSum;
-  double host_scalar = 1.0;
-  const void* device_scalar = nullptr;  ///< ncclScalarDevice: read when the collective runs
-  netsim::DataType scalar_type = netsim::DataType::kFloat32;
-};
-
-/// One collective call, validated, as enqueued.
-struct CollCall {
-  netsim::Collective collective = netsim::Collective::kAllReduce;
-  uint64_t count = 0;
-  netsim::DataType datatype = netsim::DataType::kFloat32;
-  int root = 0;
-  uint32_t redop_id = 0;  ///< the ncclRedOp_t value (for messages)
-  RedOpSpec op;
-  const void* sendbuff = nullptr;
-  void* recvbuff = nullptr;
-  BufferRef send_ref, recv_ref;
-  /// Both refs are as peers in other processes map them (on a memfd): a real-fabric call may let peers read in place.
-  bool shared = false;
-};
-
-/// One send or receive of a point-to-point batch.
-struct P2PCall {
-  bool is_send = true;
-  int peer = 0;
-  void* buf = nullptr;
-  uint64_t bytes = 0;
-  uint64_t count = 0;  ///< as called (bytes = count x the datatype's size): the report shows the call
-  netsim::DataType datatype = netsim::DataType::kUint8;
-  BufferRef ref;
-};
 
 /// Communicator options (ncclConfig_t, the parts we honour).
 struct CommOptions {
@@ -88,13 +51,21 @@ struct OpCommRef {
   bool counted() const { return !owned; }
 };
 
-class Communicator : public std::enable_shared_from_this<Communicator> {
+class Communicator final : public std::enable_shared_from_this<Communicator>, public CommState {
  public:
   static constexpr uint64_t kMagic = 0x47454e49434f4d4dull;  // "GENICOMM"
 
-  /// Joins the communicator of `id` (blocking). The CUDA device is `cuda_dev`.
-  static Result<std::shared_ptr<Communicator>> init_rank(const UniqueId& id, int nranks, int rank, int cuda_dev,
-                                                         const CommOptions& opts);
+  /// Joins the communicator of `id` (blocking) on `rt`'s CUDA device `cuda_dev`: the bootstrap, then the transport
+  /// (shared memory on one host, or the real fabric) and the timer (netsim, the job's coordinator, or the wall
+  /// clock) it will use.
+  static Result<std::shared_ptr<Communicator>> init_rank(fakecuda::Runtime& rt, const UniqueId& id, int nranks,
+                                                         int rank, int cuda_dev, const CommOptions& opts);
+  /// A communicator over `transport` (rank transport->peers()[rank]), timed by `timer`, with `timing` for its
+  /// placement and tuning: what init_rank and split assemble, and what unit tests build with fakes. `key` as key().
+  static std::shared_ptr<Communicator> create(fakecuda::Runtime& rt, int rank, int cuda_dev,
+                                              std::unique_ptr<Transport> transport, std::unique_ptr<CallTimer> timer,
+                                              std::shared_ptr<CommTiming> timing, const CommOptions& opts,
+                                              uint64_t key);
   /// ncclCommSplit: every rank of this communicator calls it; NCCL_SPLIT_NOCOLOR yields nullptr.
   Result<std::shared_ptr<Communicator>> split(int color, int key, const CommOptions& opts);
   /// ncclCommShrink: the ranks not in `exclude` call it.
@@ -102,35 +73,32 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   ~Communicator();
 
-  int rank() const { return rank_; }
-  int nranks() const { return nranks_; }
-  int cuda_dev() const { return cuda_dev_; }
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  int cuda_dev() const override { return cuda_dev_; }
   uint64_t id() const { return id_; }
   /// The communicator's key on the coordinator and in reports: equal on every rank and across runs of the
   /// same job (a hash of the members' (process rank, device) in rank order and how many communicators with
   /// those members this rank made before).
-  uint64_t key() const { return key_; }
+  uint64_t key() const override { return key_; }
   const CommOptions& options() const { return opts_; }
-  CommTiming& timing() { return *timing_; }
-  fakecuda::Runtime& runtime() { return *rt_; }
+  CommTiming& timing() override { return *timing_; }
+  fakecuda::Runtime& runtime() { return rt_; }
   /// True when some peer lives in another process (buffers must be shareable).
-  bool cross_process() const { return cross_process_; }
+  bool cross_process() const { return transport_->cross_process(); }
   /// True when this communicator moves data over the real fabric (libfabric) instead of shared memory.
-  bool real_fabric() const { return fab_ != nullptr; }
-  /// True when calls on the real fabric may read peers' buffers in place (shm provider, GENIE_SHIM_FABRIC_SHM_DIRECT;
-  /// ExecCall::direct): each call does when every rank's buffers are on memfds (CollCall::shared).
-  bool fabric_direct() const { return fabric_direct_; }
+  bool real_fabric() const { return !transport_->provider().empty(); }
   /// The libfabric provider of the real fabric ("" on the shared-memory path).
-  std::string fabric_provider() const { return fab_ ? fab_->provider() : std::string(); }
+  const std::string& fabric_provider() const { return transport_->provider(); }
 
   /// ncclCommGetAsyncError: ncclSuccess (0) or the first asynchronous failure, as an Errc.
   Errc async_error() const { return static_cast<Errc>(async_error_.load(std::memory_order_acquire)); }
   /// The communicator's asynchronous error (ncclCommGetAsyncError) becomes `why.code()` unless it has one; the
   /// first one's message becomes the process's last error (ncclGetLastError).
-  void set_async_error(const Status& why);
+  void set_async_error(const Status& why) override;
   /// ncclCommAbort: waiting operations give up; later ones fail at once.
   void abort();
-  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  bool aborted() const override { return aborted_.load(std::memory_order_acquire); }
   /// Blocks until every op this communicator enqueued has run (ncclCommFinalize).
   Status drain();
   /// The handle lets go of the communicator (ncclCommDestroy, ncclCommAbort) and hands over its reference, `self`,
@@ -156,39 +124,28 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Result<std::vector<std::vector<uint8_t>>> gather_small(const std::vector<int>& members, const void* mine, size_t len);
 
  private:
-  Communicator() = default;
-  /// `seg` (shared-memory path) or `fab` (real fabric, with the communicator id `fabric_id`).
-  static Result<std::shared_ptr<Communicator>> assemble(int rank, std::vector<RankInfo> table, SharedSegment* seg,
+  explicit Communicator(fakecuda::Runtime& rt) : rt_(rt) {}
+  /// create() with the timer this process's configuration calls for, the communicator's key from its members, and
+  /// the coordinator told of it (`parent_key`: the communicator it was split from, 0 for none).
+  static Result<std::shared_ptr<Communicator>> assemble(fakecuda::Runtime& rt, int rank,
+                                                        std::unique_ptr<Transport> transport,
                                                         std::shared_ptr<CommTiming> timing, int cuda_dev,
-                                                        const CommOptions& opts,
-                                                        std::unique_ptr<FabricComm> fab = nullptr,
-                                                        uint64_t fabric_id = 0, uint64_t parent_key = 0);
-  /// Joins the job's coordinator, if there is one (virtual clock only): announces this rank.
-  Status join_coordinator(uint64_t parent_key);
-  /// Real fabric: opens this rank's endpoints and exchanges addresses through the bootstrap session.
-  static Result<std::unique_ptr<FabricComm>> connect_fabric(int rank, const std::vector<RankInfo>& table,
-                                                            BootstrapSession& session);
-  Result<std::shared_ptr<Communicator>> sub_communicator_fabric(const std::vector<int>& members, int my_index,
-                                                                const CommOptions& opts);
-  Result<SimTime> run_collective_fabric(const CollCall& c, uint64_t order, SimTime ready);
-  Result<SimTime> run_p2p_fabric(std::vector<P2PCall>& calls, uint64_t order, SimTime ready);
-  /// The wait policy of a fabric exchange for `what`: abort, dead peers on this host, GENIE_HANG_TIMEOUT.
-  FabricWait fabric_wait(std::string what);
+                                                        const CommOptions& opts, uint64_t parent_key);
   Result<std::shared_ptr<Communicator>> sub_communicator(const std::vector<int>& members, int my_index,
                                                          const CommOptions& opts);
   /// Submits `run` as a stream op of this communicator (kept alive by the op) on `s`. The op gets the next
   /// place in the communicator's issue order (0 for an op captured into a CUDA graph: it runs when the graph
-  /// does, wherever that falls), and `run` (Result<SimTime>(Communicator&, uint64_t order, SimTime ready)) receives
-  /// it. A template, so the op's closure is one allocation.
+  /// does, wherever that falls), and `run` (Result<SimTime>(Communicator&, uint64_t order, SimTime ready,
+  /// const sched::ExternalOp& lane)) receives it. A template, so the op's closure is one allocation.
   template <class Run>
   Status enqueue(const char* label, Run run, fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes);
-  Result<SimTime> run_collective(const CollCall& c, uint64_t order, SimTime ready);
-  Result<SimTime> run_p2p(std::vector<P2PCall>& calls, uint64_t order, SimTime ready);
+  Result<SimTime> run_collective(const CollCall& c, uint64_t order, SimTime ready, const sched::ExternalOp& lane);
+  Result<SimTime> run_p2p(std::vector<P2PCall>& calls, uint64_t order, SimTime ready, const sched::ExternalOp& lane);
   /// With exec_mu_ held: waits until every op issued before `order` on this rank has run, as NCCL runs a
   /// communicator's operations in the order they were issued, whatever streams they are on (FSDP issues
   /// all-gathers and reduce-scatters of one communicator on two streams). Fails when the communicator is
   /// aborted or has failed meanwhile.
-  Status wait_turn(std::unique_lock<std::mutex>& lk, uint64_t order);
+  Status wait_turn(std::unique_lock<std::mutex>& lk, uint64_t order, const sched::ExternalOp& lane);
   /// With exec_mu_ held: the op of `order` has run (or failed); the next one may go.
   void end_turn(uint64_t order);
   /// An op's place in the issue order for its whole run: however the op ends, the next one may go.
@@ -197,47 +154,18 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
     uint64_t order;
     ~TurnGuard() { c.end_turn(order); }
   };
-  Status move_data(const CollCall& c, uint64_t seq);
-  /// What a wait is for, rendered only when a message needs it (the common path formats nothing).
-  struct WaitWhat {
-    const CallDesc* desc = nullptr;  ///< a collective, or
-    const char* text = "";           ///< a fixed description
-    uint64_t seq = 0;
-  };
-  std::string what_string(const WaitWhat& w) const;
-  /// Waits for the coordinator's outcome of one op's calls (abort and the hang timeout end the wait); returns
-  /// the latest end. NCCL_DEBUG=INFO shows what the coordinator chose for each new shape.
-  Result<SimTime> wait_coordinator(const sched::CoordClient::Batch& batch, const WaitWhat& what);
-  /// Waits until `counter` of every rank in `members` (nullptr: all ranks) is at least `target`, with the
-  /// abort / dead-peer / hang checks; the ranks still below it are the missing ones.
-  Status wait_all_reach(std::atomic<uint64_t> RankSlot::*counter, uint64_t target, const std::vector<int>* members,
-                        const WaitWhat& what);
-  Status barrier(uint64_t seq, int phase, const WaitWhat& what);
-  /// Checks run while waiting: abort, a failed communicator, dead peers, the hang timeout.
-  /// `missing()` lists the ranks this wait still needs; only their deaths fail it. `since`: when the wait's hang timer
-  /// started; an unset one (the epoch) starts now.
-  Status wait_check(const std::function<std::vector<int>()>& missing, const WaitWhat& what,
-                    std::chrono::steady_clock::time_point& since);
-  void fail_all(const Status& why);
-  std::string describe(const CallDesc& d) const;
-  SimTime finish_time(SimTime start, SimTime duration);
+  /// A call failed with `why`: the communicator's asynchronous error, and the op held (hold_after_failure).
+  Result<SimTime> fail_call(SimTime ready, const Status& why);
 
+  fakecuda::Runtime& rt_;
   int rank_ = 0;
   int nranks_ = 0;
   int cuda_dev_ = 0;
   uint64_t id_ = 0;
   uint64_t key_ = 0;
-  sched::CoordClient* coord_ = nullptr;  ///< the job's coordinator (times calls globally), or null
   CommOptions opts_;
-  fakecuda::Runtime* rt_ = nullptr;
-  std::vector<RankInfo> peers_;
-  std::vector<int> pidfds_;  ///< pidfd of each peer in another process (-1: this process or unavailable)
-  bool cross_process_ = false;
-  bool fabric_direct_ = false;
-  bool direct_logged_[2] = {false, false};  ///< NCCL_DEBUG=INFO said how shm transfers go (messages, in place); exec_mu_
-  std::unique_ptr<SharedSegment> seg_;  ///< shared-memory path
-  std::unique_ptr<FabricComm> fab_;      ///< real-fabric path
-  ScheduleExecutor executor_;            ///< real fabric: runs each collective's Schedule
+  std::unique_ptr<Transport> transport_;  ///< how the ranks meet and move bytes
+  std::unique_ptr<CallTimer> timer_;      ///< when a call ends
   std::shared_ptr<CommTiming> timing_;
 
   std::atomic<int> async_error_{0};
@@ -257,13 +185,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   static constexpr uint64_t kLetGo = uint64_t{1} << 63;
   std::mutex keep_mu_;
   std::shared_ptr<Communicator> keep_alive_;  ///< the handle's reference after let_go, while ops are outstanding
-  uint64_t exec_seq_ = 0;
+  uint64_t exec_seq_ = 0;              ///< collectives executed (the call number the ranks agree on; exec_mu_)
   uint64_t executed_ = 0;              ///< of those issued, the last one that has run (guarded by exec_mu_)
   std::condition_variable exec_cv_;    ///< signalled when executed_ moves
   SimTime last_end_ = SimTime::zero();  ///< end of the previous op: NCCL never overlaps a communicator's ops
-  std::vector<uint64_t> sent_, received_;  ///< p2p messages sent to / received from each peer
-  uint64_t gather_seq_ = 0;
-  std::vector<int> gather_prev_members_;  ///< who took part in this rank's previous small all-gather
+  std::vector<uint64_t> sent_, received_;  ///< p2p messages sent to / received from each peer (exec_mu_)
 
   mutable std::mutex redop_mu_;
   std::vector<std::pair<bool, RedOpSpec>> redops_;  ///< index = ncclRedOp_t - ncclNumOps
@@ -271,15 +197,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
 /// A PreMulSum scalar stored in datatype `dt` at `p`, as a double.
 double scalar_from_bytes(const void* p, netsim::DataType dt);
-/// GENIE_HANG_TIMEOUT in seconds (0: wait forever).
-double hang_timeout_s();
 /// After a failure a call's stream op stays pending until the program aborts the communicator (as a GPU
 /// kernel waiting on a dead peer would), or one more hang timeout has passed; then returns `why`.
 Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status& why);
-/// IPv4 address the real fabric's IP providers bind to (GENIE_SHIM_FABRIC_ADDR, else the bootstrap's).
-std::string fabric_addr();
-/// GENIE_SHIM_BOOTSTRAP_TIMEOUT_S: how long a communicator's ranks have to find each other.
-std::chrono::milliseconds bootstrap_timeout();
 
 /// Converters between the API's enums and netsim's.
 const char* collective_api_name(netsim::Collective c) noexcept;  ///< "AllReduce"

@@ -174,9 +174,11 @@ Status init_rank_config(ncclComm_t* newcomm, int nranks, const ncclUniqueId& com
   CommOptions opts;
   GENIE_TRY(comm_options(config, &opts));
   GENIE_ASSIGN_OR_RETURN(UniqueId id, UniqueId::decode(commId.internal));
-  const int dev = current_device();
-  return start_init(newcomm, opts, dev,
-                    [id, nranks, rank, dev, opts] { return Communicator::init_rank(id, nranks, rank, dev, opts); });
+  GENIE_ASSIGN_OR_RETURN(fakecuda::Runtime * rt, the_runtime());
+  const int dev = rt->current_device();
+  return start_init(newcomm, opts, dev, [rt, id, nranks, rank, dev, opts] {
+    return Communicator::init_rank(*rt, id, nranks, rank, dev, opts);
+  });
 }
 
 Result<UniqueId> new_unique_id() { return start_root(bootstrap_addr(), bootstrap_timeout()); }
@@ -265,8 +267,7 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, cons
   return guard(__func__, [&]() -> Status {
     GENIE_TRY(check_ptr(comms, "comms"));
     if (ndev < 1) return invalid_argument("ndev " + std::to_string(ndev) + " must be at least 1");
-    fakecuda::Runtime* rt = runtime_or_null();
-    if (!rt) return Status(Errc::kSystem, "the CUDA runtime is not available");
+    GENIE_ASSIGN_OR_RETURN(fakecuda::Runtime * rt, the_runtime());
     std::vector<int> devs(static_cast<size_t>(ndev));
     for (int i = 0; i < ndev; ++i) {
       devs[static_cast<size_t>(i)] = devlist ? devlist[i] : i;
@@ -284,8 +285,9 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, cons
     Status first;
     for (int i = 0; i < ndev; ++i) {
       int dev = devs[static_cast<size_t>(i)];
-      Status s = start_init(&comms[i], opts, dev,
-                            [id, ndev, i, dev, opts] { return Communicator::init_rank(id, ndev, i, dev, opts); });
+      Status s = start_init(&comms[i], opts, dev, [rt, id, ndev, i, dev, opts] {
+        return Communicator::init_rank(*rt, id, ndev, i, dev, opts);
+      });
       if (!s.is_ok() && first.is_ok()) first = s;
     }
     Status end = group_end();

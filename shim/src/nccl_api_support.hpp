@@ -24,6 +24,18 @@ using genie::enum_raw;
 /// The modelled host time of one launching NCCL call (GENIE_SHIM_LAUNCH_OVERHEAD_NS).
 SimTime launch_overhead();
 
+/// The process's CUDA runtime, or nullptr when it failed to start: the one place the shim asks for it. Communicators
+/// are handed it when they are made.
+inline fakecuda::Runtime* runtime_or_null() { return fakecuda::Runtime::instance(); }
+/// The runtime, or why there is none.
+inline Result<fakecuda::Runtime*> the_runtime() {
+  fakecuda::Runtime* rt = runtime_or_null();
+  if (!rt)
+    return Status(Errc::kSystem,
+                  "the CUDA runtime is not available: " + fakecuda::Runtime::instance_status().message());
+  return rt;
+}
+
 // Host-time accounting of an NCCL call in virtual mode: the emulator's own CPU time (checks, hand-off to the
 // stream worker, planning) is excluded, and a launching call is charged NCCL's modelled launch cost instead, so
 // virtual timelines do not depend on how fast this machine runs Genie.
@@ -31,7 +43,7 @@ SimTime launch_overhead();
 class HostCost {
  public:
   explicit HostCost(bool launches, const char* name = nullptr) : launches_(launches), name_(name) {
-    rt_ = fakecuda::Runtime::instance();
+    rt_ = runtime_or_null();
     clock_ = rt_ ? &rt_->clock() : nullptr;
     if (clock_ && clock_->is_virtual()) {
       t0_ = clock_->begin_excluded_work();
@@ -65,16 +77,11 @@ inline Status check_ptr(const void* p, const char* what) {
   return Status::ok();
 }
 
-inline fakecuda::Runtime* runtime_or_null() { return fakecuda::Runtime::instance(); }
-
 /// The fakecuda stream of a call on a communicator of CUDA device `device`. NULL, cudaStreamLegacy and
 /// cudaStreamPerThread are that device's, whichever device is current: NCCL launches with the communicator's device
 /// current (nccl-tests -y 1 -g 2 drives two devices' legacy streams from one thread).
 inline Result<fakecuda::Stream*> stream_of(cudaStream_t stream, int device) {
-  fakecuda::Runtime* rt = runtime_or_null();
-  if (!rt)
-    return Status(Errc::kSystem,
-                  "the CUDA runtime is not available: " + fakecuda::Runtime::instance_status().message());
+  GENIE_ASSIGN_OR_RETURN(fakecuda::Runtime * rt, the_runtime());
   fakecuda::Stream* s = rt->resolve_stream(stream, false, device);
   if (!s) return invalid_argument("stream is not a valid CUDA stream");
   return s;
