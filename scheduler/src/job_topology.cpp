@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "genie/netsim/placement.hpp"
+
 namespace genie::sched {
 
 std::string server_preset_for_device(const std::string& device) {
@@ -30,10 +32,7 @@ Result<JobTopology> job_topology(const std::string& topology, const std::string&
   JobTopology j;
   j.topology = t.value();
   j.name = name + (o.nodes > 1 ? " x" + std::to_string(o.nodes) + " nodes" : "");
-  int per = 0;
-  for (const auto& n : j.topology->nodes())
-    if (n.kind == netsim::NodeKind::kGpu && n.server == 0) ++per;
-  j.gpus_per_node = per > 0 ? per : j.topology->num_gpus();
+  j.gpus_per_node = netsim::gpus_per_node(*j.topology);
   return j;
 }
 

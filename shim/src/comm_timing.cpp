@@ -7,6 +7,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/netsim/placement.hpp"
 #include "genie/sched/job_topology.hpp"
 #include "nccl_debug.hpp"
 #include "transport/schedule_executor.hpp"
@@ -65,43 +66,16 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
   const bool by_device = name.empty();
   if (by_device) name = sched::server_preset_for_device(device_preset);
   const std::string fabric = cfg.get(kFabric);
-  // GPUs per node: from the single-node form of the topology (files and generic shapes have one "node").
+  // GPUs per node: from the single-node form of the topology.
   GENIE_ASSIGN_OR_RETURN(auto one, load_cached(name, 1, fabric));
-  int gpus_per_node = 0;
-  for (const auto& n : one->nodes())
-    if (n.kind == netsim::NodeKind::kGpu && n.server == 0) ++gpus_per_node;
-  if (gpus_per_node == 0) gpus_per_node = one->num_gpus();
+  const int gpus_per_node = netsim::gpus_per_node(*one);
   if (gpus_per_node <= 0) return invalid_argument("topology '" + name + "' has no GPUs");
-
-  // Group ranks by node name, in order of first appearance.
-  std::vector<std::string> names;
-  std::map<std::string, std::vector<int>> members;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    if (!members.count(ranks[r].node)) names.push_back(ranks[r].node);
-    members[ranks[r].node].push_back(static_cast<int>(r));
-  }
+  std::vector<netsim::RankSite> sites;
+  for (const RankPlace& r : ranks) sites.push_back({r.node, r.cuda_dev});
+  netsim::Placement placed = netsim::place_by_node(sites, gpus_per_node);
   auto t = std::shared_ptr<CommTiming>(new CommTiming());
-  t->rank_to_gpu_.assign(ranks.size(), 0);
-  int node_base = 0;
-  for (const auto& nm : names) {
-    const auto& m = members[nm];
-    bool by_dev = static_cast<int>(m.size()) <= gpus_per_node;
-    std::vector<bool> used(static_cast<size_t>(gpus_per_node), false);
-    for (int r : m) {
-      int d = ranks[static_cast<size_t>(r)].cuda_dev;
-      if (d < 0 || d >= gpus_per_node || used[static_cast<size_t>(d)])
-        by_dev = false;
-      else
-        used[static_cast<size_t>(d)] = true;
-    }
-    for (size_t k = 0; k < m.size(); ++k) {
-      int gpu = by_dev ? node_base * gpus_per_node + ranks[static_cast<size_t>(m[k])].cuda_dev
-                       : (node_base + static_cast<int>(k) / gpus_per_node) * gpus_per_node +
-                             static_cast<int>(k) % gpus_per_node;
-      t->rank_to_gpu_[static_cast<size_t>(m[k])] = gpu;
-    }
-    node_base += by_dev ? 1 : static_cast<int>((m.size() + gpus_per_node - 1) / gpus_per_node);
-  }
+  t->rank_to_gpu_ = std::move(placed.gpu);
+  const int node_base = placed.nodes;
   // A topology that already has the servers (an explicit graph, e.g. a testbed's) is used as it is.
   if (one->num_servers >= node_base) {
     t->topo_ = one;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "genie/common/log.hpp"
+#include "genie/netsim/placement.hpp"
 #include "genie/sched/coordinator.hpp"
 
 namespace genie::sched {
@@ -155,7 +156,7 @@ struct CoordinatorCore::Impl {
     for (int r = 0; r < c.nranks; ++r) {
       const ProcessInfo& p = procs[static_cast<size_t>(c.process[static_cast<size_t>(r)])].info;
       const int dev = c.cuda_dev[static_cast<size_t>(r)];
-      const int gpu = (p.node_index + dev / per_node) * per_node + dev % per_node;
+      const int gpu = netsim::gpu_index(p.node_index, dev, per_node);
       if (gpu < 0 || gpu >= opt.topology->num_gpus()) {
         c.placement_error = "rank " + std::to_string(r) + " of communicator " + comm_name(c.key) + " (process " +
                             std::to_string(p.process_rank) + " on " + p.node + ", device " + std::to_string(dev) +
