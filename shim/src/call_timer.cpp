@@ -9,20 +9,8 @@
 namespace genie::shim {
 namespace {
 
-netsim::RedOp timing_redop(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kProd:
-      return netsim::RedOp::kProd;
-    case ReduceOp::kMax:
-      return netsim::RedOp::kMax;
-    case ReduceOp::kMin:
-      return netsim::RedOp::kMin;
-    case ReduceOp::kAvg:
-      return netsim::RedOp::kAvg;
-    default:
-      return netsim::RedOp::kSum;  // sum and PreMulSum move the same bytes
-  }
-}
+// What the coordinator times: a PreMulSum moves the bytes of a sum.
+netsim::RedOp timing_redop(netsim::RedOp op) { return op == netsim::RedOp::kPreMulSum ? netsim::RedOp::kSum : op; }
 
 }  // namespace
 

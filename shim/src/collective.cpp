@@ -87,9 +87,9 @@ double CollCall::scalar() const {
 
 std::string describe_call(const CallDesc& d) {
   auto c = static_cast<netsim::Collective>(d.collective);
-  std::string s = std::string(collective_api_name(c)) + "(count=" + std::to_string(d.count) +
+  std::string s = std::string(netsim::collective_api_name(c)) + "(count=" + std::to_string(d.count) +
                   ", datatype=" + netsim::datatype_name(static_cast<netsim::DataType>(d.datatype));
-  if (netsim::collective_reduces(c)) s += std::string(", op=") + redop_api_name(static_cast<ReduceOp>(d.redop));
+  if (netsim::collective_reduces(c)) s += std::string(", op=") + netsim::redop_name(static_cast<netsim::RedOp>(d.redop));
   if (c == netsim::Collective::kBroadcast || c == netsim::Collective::kReduce || c == netsim::Collective::kGather ||
       c == netsim::Collective::kScatter)
     s += ", root=" + std::to_string(d.root);
@@ -162,7 +162,7 @@ void Communicator::end_turn(uint64_t order) {
 }
 
 Status Communicator::enqueue_collective(CollCall call, fakecuda::Stream& s) {
-  const char* label = collective_api_name(call.collective);
+  const char* label = netsim::collective_api_name(call.collective);
   const uint64_t bytes = call.count * netsim::datatype_size(call.datatype);
   return enqueue(
       label,

@@ -97,48 +97,6 @@ bool fabric_shm_direct() { return config::global().get(kShmDirect); }
 std::chrono::milliseconds bootstrap_timeout() { return std::chrono::seconds(config::global().get(kBootstrapTimeoutS)); }
 std::string bootstrap_addr() { return config::global().get(kBootstrapAddr); }
 
-const char* collective_api_name(netsim::Collective c) noexcept {
-  switch (c) {
-    case netsim::Collective::kAllReduce:
-      return "AllReduce";
-    case netsim::Collective::kBroadcast:
-      return "Broadcast";
-    case netsim::Collective::kReduce:
-      return "Reduce";
-    case netsim::Collective::kAllGather:
-      return "AllGather";
-    case netsim::Collective::kReduceScatter:
-      return "ReduceScatter";
-    case netsim::Collective::kAllToAll:
-      return "AlltoAll";
-    case netsim::Collective::kGather:
-      return "Gather";
-    case netsim::Collective::kScatter:
-      return "Scatter";
-    case netsim::Collective::kSendRecv:
-      return "SendRecv";
-  }
-  return "?";
-}
-
-const char* redop_api_name(ReduceOp op) noexcept {
-  switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kProd:
-      return "prod";
-    case ReduceOp::kMax:
-      return "max";
-    case ReduceOp::kMin:
-      return "min";
-    case ReduceOp::kAvg:
-      return "avg";
-    case ReduceOp::kPreMulSum:
-      return "premulsum";
-  }
-  return "?";
-}
-
 Result<std::shared_ptr<Communicator>> Communicator::init_rank(fakecuda::Runtime& rt, const UniqueId& id, int nranks,
                                                               int rank, int cuda_dev, const CommOptions& opts) {
   if (cuda_dev < 0 || cuda_dev >= rt.device_count())

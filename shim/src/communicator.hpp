@@ -201,8 +201,5 @@ double scalar_from_bytes(const void* p, netsim::DataType dt);
 /// kernel waiting on a dead peer would), or one more hang timeout has passed; then returns `why`.
 Result<SimTime> hold_after_failure(Communicator& c, SimTime ready, const Status& why);
 
-/// Converters between the API's enums and netsim's.
-const char* collective_api_name(netsim::Collective c) noexcept;  ///< "AllReduce"
-const char* redop_api_name(ReduceOp op) noexcept;                ///< "sum"
 
 }  // namespace genie::shim

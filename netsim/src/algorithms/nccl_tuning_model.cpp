@@ -17,10 +17,24 @@ namespace {
 constexpr std::array<Algorithm, 9> kAllAlgos = {
     Algorithm::kTree,     Algorithm::kRing, Algorithm::kCollNetDirect, Algorithm::kCollNetChain,   Algorithm::kNvls,
     Algorithm::kNvlsTree, Algorithm::kPat,  Algorithm::kDirect,        Algorithm::kHalvingDoubling};
-constexpr std::array<const char*, 9> kAlgoNames = {"Tree",     "Ring", "CollNetDirect", "CollNetChain",   "NVLS",
-                                                   "NVLSTree", "PAT",  "Direct",        "HalvingDoubling"};
-constexpr std::array<const char*, 3> kProtoNames = {"LL", "LL128", "Simple"};
 constexpr std::array<Protocol, 3> kAllProtos = {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
+// NCCL_ALGO / NCCL_PROTO spellings, indexed like kAllAlgos / kAllProtos: the schedule header's names.
+const std::array<const char*, 9>& algo_names() {
+  static const std::array<const char*, 9> names = [] {
+    std::array<const char*, 9> n{};
+    for (size_t i = 0; i < n.size(); ++i) n[i] = algorithm_name(kAllAlgos[i]);
+    return n;
+  }();
+  return names;
+}
+const std::array<const char*, 3>& proto_names() {
+  static const std::array<const char*, 3> names = [] {
+    std::array<const char*, 3> n{};
+    for (size_t i = 0; i < n.size(); ++i) n[i] = protocol_name(kAllProtos[i]);
+    return n;
+  }();
+  return names;
+}
 
 /// NCCL's PCI_BW (src/graph/topo.h): GB/s of a PCIe path in the graph search.
 constexpr double kPciBwGbps = 12.0;
@@ -184,8 +198,8 @@ Result<std::vector<ModelEntry>> tuning_table(const CollectiveSpec& spec, const T
   algo_on[7] = algo_on[8] = false;  // ASTRA-sim comparison algorithms: only when named in NCCL_ALGO
   std::array<bool, 3> proto_on = {true, true, true};
   const char* func = nccl_func_name(spec.collective);
-  if (!env.algo.empty()) GENIE_TRY(apply_list("NCCL_ALGO", env.algo, func, kAlgoNames, &algo_on));
-  if (!env.proto.empty()) GENIE_TRY(apply_list("NCCL_PROTO", env.proto, func, kProtoNames, &proto_on));
+  if (!env.algo.empty()) GENIE_TRY(apply_list("NCCL_ALGO", env.algo, func, algo_names(), &algo_on));
+  if (!env.proto.empty()) GENIE_TRY(apply_list("NCCL_PROTO", env.proto, func, proto_names(), &proto_on));
 
   const CommShape sh = comm_shape(spec, topo);
   const int n = sh.nranks;
@@ -345,8 +359,8 @@ Result<Tuning> select_tuning(const CollectiveSpec& spec, const Topology& topo, c
     // Still parse NCCL_ALGO/NCCL_PROTO so bad values are reported.
     std::array<bool, 9> algo_on{};
     std::array<bool, 3> proto_on{};
-    if (!env.algo.empty()) GENIE_TRY(apply_list("NCCL_ALGO", env.algo, "sendrecv", kAlgoNames, &algo_on));
-    if (!env.proto.empty()) GENIE_TRY(apply_list("NCCL_PROTO", env.proto, "sendrecv", kProtoNames, &proto_on));
+    if (!env.algo.empty()) GENIE_TRY(apply_list("NCCL_ALGO", env.algo, "sendrecv", algo_names(), &algo_on));
+    if (!env.proto.empty()) GENIE_TRY(apply_list("NCCL_PROTO", env.proto, "sendrecv", proto_names(), &proto_on));
     t.algorithm = Algorithm::kDirect;
     t.protocol = Protocol::kSimple;
     t.nchannels = clamp_channels(nccl::default_channels(topo, Algorithm::kRing));
@@ -354,7 +368,7 @@ Result<Tuning> select_tuning(const CollectiveSpec& spec, const Topology& topo, c
   }
   if (env.nvls_enable == 1 && !topo.nvls && !env.algo.empty()) {
     std::array<bool, 9> algo_on{};
-    GENIE_TRY(apply_list("NCCL_ALGO", env.algo, nccl_func_name(spec.collective), kAlgoNames, &algo_on));
+    GENIE_TRY(apply_list("NCCL_ALGO", env.algo, nccl_func_name(spec.collective), algo_names(), &algo_on));
     if (algo_on[algo_slot(Algorithm::kNvls)])
       return unsupported("NCCL_NVLS_ENABLE=1 but topology " + topo.name + " has no NVLS (NVSwitch multicast)");
   }

@@ -82,6 +82,29 @@ const char* collective_name(Collective c) noexcept {
   }
   return "?";
 }
+const char* collective_api_name(Collective c) noexcept {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "AllReduce";
+    case Collective::kBroadcast:
+      return "Broadcast";
+    case Collective::kReduce:
+      return "Reduce";
+    case Collective::kAllGather:
+      return "AllGather";
+    case Collective::kReduceScatter:
+      return "ReduceScatter";
+    case Collective::kAllToAll:
+      return "AlltoAll";
+    case Collective::kGather:
+      return "Gather";
+    case Collective::kScatter:
+      return "Scatter";
+    case Collective::kSendRecv:
+      return "SendRecv";
+  }
+  return "?";
+}
 const char* algorithm_name(Algorithm a) noexcept {
   for (const auto& [n, v] : kAlgorithms)
     if (v == a) return n;
@@ -122,6 +145,7 @@ const char* datatype_name(DataType d) noexcept {
   return "?";
 }
 const char* redop_name(RedOp o) noexcept {
+  if (o == RedOp::kPreMulSum) return "premulsum";  // made by ncclRedOpCreatePreMulSum, never parsed from a name
   for (const auto& [n, v] : kRedOps)
     if (v == o) return n;
   return "?";

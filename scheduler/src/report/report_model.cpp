@@ -94,21 +94,6 @@ double busbw_factor(netsim::Collective c, int n) {
   return 1.0;
 }
 
-const char* api_name(netsim::Collective c) {
-  switch (c) {
-    case netsim::Collective::kAllReduce: return "AllReduce";
-    case netsim::Collective::kBroadcast: return "Broadcast";
-    case netsim::Collective::kReduce: return "Reduce";
-    case netsim::Collective::kAllGather: return "AllGather";
-    case netsim::Collective::kReduceScatter: return "ReduceScatter";
-    case netsim::Collective::kAllToAll: return "AlltoAll";
-    case netsim::Collective::kGather: return "Gather";
-    case netsim::Collective::kScatter: return "Scatter";
-    case netsim::Collective::kSendRecv: return "SendRecv";
-  }
-  return "?";
-}
-
 Model build_model(const ReportInput& in) {
   Model m;
   const JobRecord& job = *in.job;
@@ -279,7 +264,7 @@ Model build_model(const ReportInput& in) {
     m.span_us = std::max(m.span_us, c.end.to_us());
     const double t = (c.end - c.start).to_us();
     const double busbw = t > 0 ? c.bytes / (t * 1e3) * busbw_factor(c.collective, c.nranks) : 0;
-    for (Total* tot : {&m.per_op[api_name(c.collective)], &m.per_comm[m.comm_names[c.comm]]}) {
+    for (Total* tot : {&m.per_op[netsim::collective_api_name(c.collective)], &m.per_comm[m.comm_names[c.comm]]}) {
       ++tot->calls;
       tot->bytes += c.bytes;
       tot->time_us += t;
@@ -292,7 +277,7 @@ Model build_model(const ReportInput& in) {
     const auto& [comm, coll, nranks] = k;
     if (!m.comm_names.count(comm)) m.comm_names[comm] = "c" + std::to_string(m.comm_names.size());
     m.span_us = std::max(m.span_us, b.last_end.to_us());
-    for (Total* tot : {&m.per_op[api_name(coll)], &m.per_comm[m.comm_names[comm]]}) {
+    for (Total* tot : {&m.per_op[netsim::collective_api_name(coll)], &m.per_comm[m.comm_names[comm]]}) {
       tot->calls += b.calls;
       tot->bytes += b.bytes;
       tot->time_us += b.time_us;

@@ -84,7 +84,6 @@ struct Model {
 
 /// nccl-tests' bus-bandwidth factor for a collective of n ranks.
 double busbw_factor(netsim::Collective c, int n);
-const char* api_name(netsim::Collective c);
 
 Model build_model(const ReportInput& in);
 

@@ -257,7 +257,7 @@ json report_json(const ReportInput& in, const Model& m, std::string* collectives
                 {"comm_rank", cr},
                 {"comm", m.comm_names.at(c->comm)},
                 {"seq", c->seq},
-                {"op", report::api_name(c->collective)},
+                {"op", netsim::collective_api_name(c->collective)},
                 {"count", c->count},
                 {"bytes", c->bytes},
                 {"datatype", netsim::datatype_name(c->datatype)},

@@ -9,7 +9,8 @@
 namespace genie::shim {
 
 /// ncclRedOp_t as the device sees it: the four basic ops, ncclAvg, and a ncclRedOpCreatePreMulSum op.
-enum class ReduceOp { kSum, kProd, kMax, kMin, kAvg, kPreMulSum };
+/// The reduction operators, as netsim names them (ncclRedOp_t order, PreMulSum last).
+using ReduceOp = netsim::RedOp;
 
 /// dst[i] = op_k(x_k[i]) over k = 0..nsrc-1, with x_k = srcs[k], combined strictly in source order:
 /// ((x0 op x1) op x2) ..., so results do not depend on blocking or vectorization.

@@ -47,10 +47,12 @@ enum class DataType {
   kFp8E4M3,
   kFp8E5M2
 };
-/// ncclRedOp_t equivalents.
-enum class RedOp { kSum, kProd, kMax, kMin, kAvg };
+/// ncclRedOp_t equivalents, in ncclRedOp_t's order (kPreMulSum: ncclRedOpCreatePreMulSum's operators; it moves the
+/// bytes of a sum).
+enum class RedOp { kSum, kProd, kMax, kMin, kAvg, kPreMulSum };
 
 const char* collective_name(Collective c) noexcept;  ///< "all_reduce"
+const char* collective_api_name(Collective c) noexcept;  ///< "AllReduce" (NCCL's API and NCCL_DEBUG spelling)
 const char* algorithm_name(Algorithm a) noexcept;    ///< "Ring" (NCCL_ALGO spelling)
 const char* protocol_name(Protocol p) noexcept;      ///< "LL128"
 const char* datatype_name(DataType d) noexcept;      ///< "float" (nccl-tests spelling)
