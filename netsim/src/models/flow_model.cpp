@@ -102,7 +102,6 @@ void FlowModel::record(const Flow& f, SimTime until) {
 }
 
 void FlowModel::resolve(SimTime now) {
-  last_now_ = now;
   if (!dirty_) return;
   sys_.solve();
   dirty_ = false;
@@ -127,14 +126,6 @@ void FlowModel::resolve(SimTime now) {
       completion_q_.push(HeapEntry{f.end_pred, seq_++, slot, f.version});
     }
   }
-}
-
-double FlowModel::rate_of(uint64_t id) {
-  resolve(last_now_);
-  auto it = slot_of_.find(id);
-  if (it == slot_of_.end()) return 0;
-  const Flow& f = flows_[it->second];
-  return f.active ? f.rate : 0;
 }
 
 bool FlowModel::latency_valid(const HeapEntry& e) const {
@@ -178,7 +169,6 @@ void FlowModel::finish(uint32_t slot, SimTime t) {
 
 void FlowModel::advance(SimTime now, SimTime dt) {
   const SimTime t = now + dt;
-  last_now_ = t;
   done_.clear();
   // 1. Data phase over: predicted ends at or before t.
   while (!completion_q_.empty() && completion_q_.top().t <= t) {

@@ -31,8 +31,6 @@ class FlowModel final : public NetworkModel {
   size_t active() const override { return live_; }
   const std::vector<LinkUsageSample>& usage() const override { return usage_; }
   void stop_recording() override { record_ = false; }
-  /// Current rate of action `id` (bytes/s), for tests; 0 if unknown or in its latency phase.
-  double rate_of(uint64_t id);
 
  private:
   struct Flow {
@@ -76,7 +74,6 @@ class FlowModel final : public NetworkModel {
   uint64_t seq_ = 0;
   size_t live_ = 0;
   bool dirty_ = false;
-  SimTime last_now_;
   std::vector<LinkUsageSample> usage_;
   std::vector<std::pair<uint64_t, SimTime>> done_;
 };

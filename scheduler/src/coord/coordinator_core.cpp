@@ -766,6 +766,7 @@ JobRecord& CoordinatorCore::record() {
 
 void CoordinatorCore::note_protocol_error() { ++impl_->rec.protocol_errors; }
 uint64_t CoordinatorCore::resolved_calls() const { return impl_->rec.resolved_calls; }
+uint64_t CoordinatorCore::asleep_steps() const { return impl_->rec.asleep_steps; }
 
 int CoordinatorCore::live_processes() const {
   // A process that said Bye has left, though its connection may stay open until it exits: with

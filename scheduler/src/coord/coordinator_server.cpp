@@ -288,7 +288,7 @@ struct CoordinatorServer::Impl {
       // Stall rule: the clock has not moved for the grace period although work waits. An asleep step moves it (exactly,
       // though perhaps only up to a waiting query and past no event).
       SimTime safe = core->safe_time();
-      const uint64_t asleep = core->record().asleep_steps;
+      const uint64_t asleep = core->asleep_steps();  // not record(): it copies every link-usage sample
       if (safe != last_safe || asleep != last_asleep || !core->has_pending_work()) {
         last_safe = safe;
         last_asleep = asleep;

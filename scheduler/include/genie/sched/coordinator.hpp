@@ -162,6 +162,8 @@ class CoordinatorCore {
   /// The job's records (after the job ended: complete). Link usage is collected here (a copy of every
   /// sample so far: not for per-message use).
   JobRecord& record();
+  /// record().asleep_steps without gathering the record (its link usage is copied): for the server's polling loop.
+  uint64_t asleep_steps() const;
   /// Counts a malformed or unauthenticated frame (JobRecord::protocol_errors) without collecting the record.
   void note_protocol_error();
   /// Calls resolved so far.
