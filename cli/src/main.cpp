@@ -2,8 +2,8 @@
 // The `genie` command: launcher, simulator, reports and environment helpers.
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.hpp"
-#include "cli/sim_command.hpp"
+#include "commands.hpp"
+#include "sim_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Genie: run GPU programs that communicate through NCCL on machines without GPUs."};

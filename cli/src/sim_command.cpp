@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `genie sim` implementation: flags -> netsim::SweepOptions -> table on stdout.
-#include "cli/sim_command.hpp"
+#include "sim_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>

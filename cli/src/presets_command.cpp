@@ -2,7 +2,7 @@
 // `genie presets`: the device presets (fakecuda) and topology presets (netsim) this build knows.
 #include <cstdio>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/fakecuda/device_spec.hpp"
 #include "genie/netsim/topology.hpp"
 

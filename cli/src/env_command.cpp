@@ -6,7 +6,7 @@
 #include <iostream>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/sched/launcher.hpp"
 
 namespace genie::sched {

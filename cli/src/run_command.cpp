@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/commands.hpp"
-#include "cli/fabric_summary.hpp"
+#include "commands.hpp"
+#include "fabric_summary.hpp"
 #include "genie/common/config.hpp"
 #include "genie/common/shm_names.hpp"
 #include "genie/netsim/schedule.hpp"

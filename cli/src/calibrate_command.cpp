@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/fakecuda/calibration.hpp"
 #include "genie/fakecuda/cost_params.hpp"
 #include "genie/fakecuda/trace_import.hpp"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/sched/testbed.hpp"
 
 namespace genie::sched {

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/fakecuda/cost_model.hpp"
 #include "genie/fakecuda/device_spec.hpp"
 #include "genie/fakecuda/family_cost_model.hpp"

@@ -4,7 +4,7 @@
 #include <csignal>
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/common/config.hpp"
 #include "genie/sched/coordinator.hpp"
 #include "genie/sched/job_topology.hpp"

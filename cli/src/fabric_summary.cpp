@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Summary of real vs simulated collective times from the shim's JSON lines.
-#include "cli/fabric_summary.hpp"
+#include "fabric_summary.hpp"
 
 #include <sys/stat.h>
 
