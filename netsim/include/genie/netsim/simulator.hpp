@@ -39,8 +39,8 @@ struct SimulatorOptions {
   bool alone = false;
 };
 
-/// Start and end of one op of a schedule.
-struct OpTiming {
+/// Start and end of one Step of a schedule.
+struct StepTiming {
   SimTime start;
   SimTime end;
 };
@@ -49,17 +49,17 @@ struct OpTiming {
 struct CollectiveTiming {
   SimTime start;              ///< submission time
   SimTime end;                ///< when its last op finished
-  std::vector<OpTiming> ops;  ///< indexed like Schedule::ops (of expand_schedule() for a compact schedule)
+  std::vector<StepTiming> ops;  ///< indexed like Schedule::ops (of expand_schedule() for a compact schedule)
   /// A compact schedule timed by symmetry (`period` > 0, `ops` empty): member p of compact op k, i.e. op
   /// k * members + p of the explicit form, has the timing classes[k * period + p % period].
-  std::vector<OpTiming> classes;
+  std::vector<StepTiming> classes;
   uint32_t period = 0;   ///< symmetry period (divides `members`); 0 when `ops` holds every op
   uint32_t members = 0;  ///< positions per compact op (ranks)
   SimTime duration() const { return end - start; }
   /// Number of ops of the explicit form.
   size_t num_ops() const { return period > 0 ? classes.size() / period * members : ops.size(); }
   /// Timing of op `i` of the explicit form, however the collective was timed.
-  OpTiming op(size_t i) const { return period > 0 ? classes[i / members * period + i % members % period] : ops[i]; }
+  StepTiming op(size_t i) const { return period > 0 ? classes[i / members * period + i % members % period] : ops[i]; }
 };
 
 /// Utilisation of one direction of one link over [start, end): bytes/s carried.
