@@ -11,6 +11,7 @@
 
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
+#include "genie/netsim/link_usage.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/topology.hpp"
 
@@ -60,14 +61,6 @@ struct CollectiveTiming {
   size_t num_ops() const { return period > 0 ? classes.size() / period * members : ops.size(); }
   /// Timing of op `i` of the explicit form, however the collective was timed.
   StepTiming op(size_t i) const { return period > 0 ? classes[i / members * period + i % members % period] : ops[i]; }
-};
-
-/// Utilisation of one direction of one link over [start, end): bytes/s carried.
-struct LinkUsageSample {
-  uint32_t channel = 0;  ///< directed channel id (Topology::channel_link)
-  SimTime start;
-  SimTime end;
-  double bytes_per_s = 0;
 };
 
 /// Owns a clock, an engine and one network model; times any number of schedules, which contend for links
