@@ -15,7 +15,7 @@
 #include "genie/fakecuda/cost_params.hpp"
 #include "genie/fakecuda/trace_import.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 namespace {
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -133,4 +133,4 @@ void register_calibrate_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -9,15 +9,15 @@ int main(int argc, char** argv) {
   CLI::App app{"Genie: run GPU programs that communicate through NCCL on machines without GPUs."};
   app.require_subcommand(1);
   int exit_code = 0;
-  genie::sched::register_run_command(app, &exit_code);
-  genie::sched::register_env_command(app, &exit_code);
-  genie::sched::register_sim_command(app, &exit_code);
-  genie::sched::register_presets_command(app, &exit_code);
-  genie::sched::register_report_command(app, &exit_code);
-  genie::sched::register_coordinator_command(app, &exit_code);
-  genie::sched::register_testbed_command(app, &exit_code);
-  genie::sched::register_cost_command(app, &exit_code);
-  genie::sched::register_calibrate_command(app, &exit_code);
+  genie::cli::register_run_command(app, &exit_code);
+  genie::cli::register_env_command(app, &exit_code);
+  genie::cli::register_sim_command(app, &exit_code);
+  genie::cli::register_presets_command(app, &exit_code);
+  genie::cli::register_report_command(app, &exit_code);
+  genie::cli::register_coordinator_command(app, &exit_code);
+  genie::cli::register_testbed_command(app, &exit_code);
+  genie::cli::register_cost_command(app, &exit_code);
+  genie::cli::register_calibrate_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -10,7 +10,7 @@
 #include "genie/common/config.hpp"
 #include "genie/netsim/sweep.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 
 namespace {
 struct SimFlags {
@@ -96,4 +96,4 @@ void register_sim_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli
