@@ -169,7 +169,7 @@ TEST(Simulator, StepLatencyOverlapsTheSendersPreviousStep) {
 
 TEST(Simulator, LocalCopiesAndReductionsCostHbmTime) {
   // System: hgx-h100 (HBM 3.35 TB/s per GPU; large copies reach 4254.1/4800 of peak, elementwise reductions
-  // 4346.7/4800, measured on an H200: ../shared/calibration/h200/membound.csv). Rank 0 copies 1 GiB, then
+  // 4346.7/4800, measured on an H200: tests/data/calibration/h200/membound.csv). Rank 0 copies 1 GiB, then
   // reduces 1 GiB into a buffer (two reads, one write), then sends 1 MiB to rank 1.
   // Expectation: the copy takes 2 x 2^30 B / (3.35e12 x 4254.1/4800) B/s, the reduction 3 x 2^30 B /
   // (3.35e12 x 4346.7/4800) B/s, and the transfer starts when the reduction ends. Both engines alike. On

@@ -11,7 +11,7 @@ namespace genie::netsim {
 
 namespace {
 /// Fraction of peak HBM bandwidth a device copy / an elementwise add reaches on large buffers: measured on
-/// one H200 (../shared/calibration/h200/membound.csv, 2^29 fp32 elements: copy 4254.1 GB/s counting read +
+/// one H200 (tests/data/calibration/h200/membound.csv, 2^29 fp32 elements: copy 4254.1 GB/s counting read +
 /// write, add 4346.7 GB/s counting 2 reads + 1 write, of the 4800 GB/s datasheet peak). Applied to every GPU
 /// generation (no other measurement here).
 constexpr double kHbmCopyEfficiency = 4254.1 / 4800.0;
