@@ -20,7 +20,7 @@ using namespace genie::netsim;
 constexpr uint64_t kAllReduceBytes = uint64_t{1} << 30;
 /// GPUs per server in the benchmark fabric (hgx-h100).
 constexpr int kGpusPerServer = 8;
-/// The explicit DAG costs ~85 bytes per transfer (Op + dependencies + timing); beyond this many transfers
+/// The explicit DAG costs ~85 bytes per transfer (Step + dependencies + timing); beyond this many transfers
 /// a run would exceed the 23 GB of the benchmark machine, so it is skipped with a message.
 constexpr double kMaxExplicitTransfers = 150e6;
 

@@ -3,7 +3,7 @@
 """torch.cuda on one process: device discovery, the caching allocator, copies, streams and events, OOM,
 expandable segments (the driver entry points of c10::cuda::DriverAPI), CUDA graphs, NVML being absent.
 Plain PyTorch: on a real GPU the data checks pass too; timing checks compare CUDA-event times with
-measurements taken on a real H200 (../shared/calibration/h200/device.json) and only run on Genie's H200.
+measurements taken on a real H200 (tests/data/calibration/h200/device.json) and only run on Genie's H200.
 
     python cuda_basics.py [--expandable]   (--expandable: run under PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
 """
@@ -15,7 +15,7 @@ import torch  # noqa: E402
 from check import expect_eq, expect_match, expect_near, expect_raises, expect_true, finish  # noqa: E402
 
 GiB = 2**30
-# Real H200 SXM, PyTorch 2.11.0+cu130 (shared/calibration/h200/device.json "measurements"): a 1 GiB
+# Real H200 SXM, PyTorch 2.11.0+cu130 (tests/data/calibration/h200/device.json "measurements"): a 1 GiB
 # device-to-device copy took 509.98 us and a 1 GiB pinned host-to-device copy 19442.4 us.
 H200_D2D_1GIB_US = 509.98
 H200_H2D_PINNED_1GIB_US = 19442.4

@@ -1,114 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runtime kernels, stream capture and graph replay.
+// Runtime stream capture and CUDA graph replay.
 #include <algorithm>
-#include <cstring>
 
 #include "genie/common/log.hpp"
-#include "genie/fakecuda/runtime.hpp"
 #include "genie/fakecuda/graph.hpp"
+#include "genie/fakecuda/runtime.hpp"
 
 namespace genie::fakecuda {
-
-// --- kernels -------------------------------------------------------------------------------------------
-ModuleRegistry& ModuleRegistry::instance() {
-  static ModuleRegistry* r = new ModuleRegistry();  // never destroyed: atexit unregistration may run late
-  return *r;
-}
-
-void ModuleRegistry::register_kernel(const void* host_stub, const char* name) {
-  auto k = std::make_unique<Kernel>();
-  k->host_stub = host_stub;
-  k->name = name ? name : "";
-  std::unique_lock lk(mu_);
-  handles_.insert(k.get());
-  auto& slot = kernels_[host_stub];
-  if (slot) {
-    replaced_.push_back(std::move(slot));  // handed-out handles of a reloaded module stay valid
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-  }
-  slot = std::move(k);
-}
-
-const Kernel* ModuleRegistry::find_kernel(const void* host_stub) const {
-  // Per-thread one-entry cache, invalidated when any registration replaces a kernel.
-  struct Cache {
-    const void* stub = nullptr;
-    const Kernel* kernel = nullptr;
-    uint64_t generation = 0;
-  };
-  GENIE_TLS_FAST thread_local Cache cache;
-  uint64_t gen = generation_.load(std::memory_order_acquire);
-  if (cache.stub == host_stub && cache.generation == gen && cache.kernel != nullptr) return cache.kernel;
-  std::shared_lock lk(mu_);
-  auto it = kernels_.find(host_stub);
-  const Kernel* k = it == kernels_.end() ? nullptr : it->second.get();
-  if (k) cache = {host_stub, k, gen};
-  return k;
-}
-
-const Kernel* ModuleRegistry::from_handle(const void* handle) {
-  // Handles are Kernel addresses we handed out; look them up rather than dereference unknown memory.
-  ModuleRegistry& r = instance();
-  std::shared_lock lk(r.mu_);
-  return r.handles_.count(handle) ? static_cast<const Kernel*>(handle) : nullptr;
-}
-
-namespace {
-// A __device__ variable as device memory: its host shadow is its storage (not owned: nothing to unmap).
-Allocation variable_range(void* host_var, size_t size) {
-  Allocation a;
-  a.base = reinterpret_cast<uintptr_t>(host_var);
-  a.size = size;
-  a.kind = MemKind::kDevice;
-  a.device = 0;
-  return a;
-}
-}  // namespace
-
-void ModuleRegistry::register_var(void* host_var, size_t size) {
-  std::unique_lock lk(mu_);
-  vars_.emplace_back(host_var, size);
-  if (memory_) memory_->add(variable_range(host_var, size));
-}
-
-void ModuleRegistry::attach(MemoryRegistry* memory) {
-  std::unique_lock lk(mu_);
-  memory_ = memory;
-  for (auto& [p, n] : vars_) memory->add(variable_range(p, n));
-}
-
-Status Runtime::launch_kernel(const Kernel& k, const KernelShape& launch_shape, Stream& s, void* const* args) {
-  KernelShape shape = launch_shape;
-  if (args != nullptr) {  // a row-wise kernel whose row length is an argument (cost_model.hpp, row_argument)
-    const CostModel::RowArgument ra = cost_->row_argument(k.name);
-    if (ra.index >= 0 && args[ra.index] != nullptr) {
-      int64_t v = 0;
-      if (ra.bytes == 4) {
-        int32_t x;
-        std::memcpy(&x, args[ra.index], 4);
-        v = x;
-      } else {
-        std::memcpy(&v, args[ra.index], 8);
-      }
-      shape.row_length = v > 0 ? v : 0;
-    }
-  }
-  for (int i = 0; i < 3; ++i)
-    if (shape.grid[i] == 0 || shape.block[i] == 0) return invalid_argument("zero grid or block dimension");
-  const DeviceSpec& spec = s.device().spec();
-  uint64_t threads_per_block = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
-  if (threads_per_block > static_cast<uint64_t>(spec.max_threads_per_block) || shape.block[2] > 64)
-    return invalid_argument("too many threads per block");
-  if (shape.grid[1] > 65535 || shape.grid[2] > 65535) return invalid_argument("grid dimension too large");
-  if (shape.shared_mem > static_cast<size_t>(std::max(spec.shared_mem_per_block_optin, spec.shared_mem_per_block)))
-    return invalid_argument("too much dynamic shared memory");
-  sched::OpSpec op;
-  op.label = k.name.c_str();  // registered kernels live for the process: the pointer stays valid
-  op.kind = sched::OpKind::kKernel;
-  op.duration = cost_->kernel(k.name, shape);
-  SimTime now = clock().api_call(cost_->launch_overhead());
-  return submit(s, std::move(op), now).status();
-}
 
 // --- capture -------------------------------------------------------------------------------------------
 Status Runtime::begin_capture(Stream& s, int mode) {

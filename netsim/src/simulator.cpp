@@ -99,7 +99,7 @@ struct Simulator::Impl {
 
   /// Route and costs of explicit op `op` (a transfer between distinct endpoints) of a communicator on
   /// `nnodes` servers.
-  Status explicit_request(const Schedule& s, int nnodes, const Op& op, TransferRequest* req,
+  Status explicit_request(const Schedule& s, int nnodes, const Step& op, TransferRequest* req,
                           int64_t* min_latency_ns = nullptr) {
     GENIE_ASSIGN_OR_RETURN(int src_node, endpoint_node(s, op.src, op.dst));
     GENIE_ASSIGN_OR_RETURN(int dst_node, endpoint_node(s, op.dst, op.src));
@@ -142,10 +142,10 @@ struct Simulator::Impl {
       return Status::ok();
     }
     const Schedule& s = *run.dag;
-    const Op& op = s.ops[unit];
+    const Step& op = s.ops[unit];
     run.timing.ops[unit].start = now;
-    if (op.kind != Op::Kind::kTransfer || op.src == op.dst) {
-      local_op(id, now + extra_latency, op.kind == Op::Kind::kTransfer ? Op::Kind::kCopy : op.kind, op.bytes);
+    if (op.kind != Step::Kind::kTransfer || op.src == op.dst) {
+      local_op(id, now + extra_latency, op.kind == Step::Kind::kTransfer ? Step::Kind::kCopy : op.kind, op.bytes);
       return Status::ok();
     }
     int64_t min_ns = 0;
@@ -155,13 +155,13 @@ struct Simulator::Impl {
     return Status::ok();
   }
 
-  /// The unit issued before `u` on the same connection (Op::issue_dep, or the class of the lane's previous
-  /// compact op), or Op::kNoIssueDep.
+  /// The unit issued before `u` on the same connection (Step::issue_dep, or the class of the lane's previous
+  /// compact op), or Step::kNoIssueDep.
   static uint32_t issue_of(const Running& run, uint32_t u) {
     if (!run.plan) return run.dag->ops[u].issue_dep;
     const uint32_t P = run.plan->period;
     const uint32_t j = run.plan->issue_op[u / P];
-    return j == Op::kNoIssueDep ? j : j * P + u % P;
+    return j == Step::kNoIssueDep ? j : j * P + u % P;
   }
 
   /// Start of unit `u` (ready time while it waits on its issue predecessor).
@@ -183,13 +183,13 @@ struct Simulator::Impl {
 
   static void mark_ready_if_only_issue_left(Running& run, uint32_t u, SimTime when) {
     const uint32_t iss = issue_of(run, u);
-    if (iss == Op::kNoIssueDep || (run.state[iss] & kStateMask) == kDone || (run.state[u] & kReady) != 0) return;
+    if (iss == Step::kNoIssueDep || (run.state[iss] & kStateMask) == kDone || (run.state[u] & kReady) != 0) return;
     run.state[u] |= kReady;
     unit_start(run, u) = when;
   }
 
   /// A local reduction or copy starting at `t`: it ends after its HBM time (an engine event), or at once.
-  void local_op(uint64_t id, SimTime t, Op::Kind kind, uint64_t bytes) {
+  void local_op(uint64_t id, SimTime t, Step::Kind kind, uint64_t bytes) {
     const int64_t ns = local_op_ns(*topo, kind, bytes);
     if (ns == 0) {
       local_done.emplace_back(id, t);
@@ -250,7 +250,7 @@ struct Simulator::Impl {
     build_csr(run, s.ops.size(), [&](size_t u, auto&& fn) {
       for (uint32_t d : s.deps_of(u)) fn(d);
     });
-    run->timing.ops.assign(s.ops.size(), OpTiming{});
+    run->timing.ops.assign(s.ops.size(), StepTiming{});
     run->state.assign(s.ops.size(), kWaiting);
     run->remaining = s.ops.size();
   }
@@ -265,7 +265,7 @@ struct Simulator::Impl {
     });
     run->state.assign(units, kWaiting);
     run->timing.ops.clear();
-    run->timing.classes.assign(units, OpTiming{});
+    run->timing.classes.assign(units, StepTiming{});
     run->timing.period = P;
     run->timing.members = run->plan->n;
     run->remaining = units;
@@ -275,8 +275,8 @@ struct Simulator::Impl {
     if (run.plan) return &run.plan->footprint;
     if (!run.have_footprint) {
       const Schedule& s = *run.dag;
-      for (const Op& op : s.ops) {
-        if (op.kind != Op::Kind::kTransfer || op.src == op.dst) continue;
+      for (const Step& op : s.ops) {
+        if (op.kind != Step::Kind::kTransfer || op.src == op.dst) continue;
         GENIE_ASSIGN_OR_RETURN(int a, endpoint_node(s, op.src, op.dst));
         GENIE_ASSIGN_OR_RETURN(int b, endpoint_node(s, op.dst, op.src));
         GENIE_ASSIGN_OR_RETURN(const Route* r, routes->get(a, b, op.channel));
@@ -308,7 +308,7 @@ struct Simulator::Impl {
     const QuotientPlan& plan = *run.plan;
     const uint32_t n = plan.n, P = plan.period;
     auto dag = std::make_shared<const Schedule>(expand_schedule(*run.s));
-    const std::vector<OpTiming> classes = std::move(run.timing.classes);
+    const std::vector<StepTiming> classes = std::move(run.timing.classes);
     const std::vector<uint8_t> state = std::move(run.state);
     auto unit_of = [&](size_t i) { return i / n * P + i % n % P; };
     run.dag = dag;

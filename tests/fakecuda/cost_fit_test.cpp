@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Accuracy of the shipped H200 parameters on the H200 calibration data (../shared/calibration/h200), the
+// Accuracy of the shipped H200 parameters on the H200 calibration data (tests/data/calibration/h200), the
 // calibration loader's errors, and the plot/report outputs.
 #include "genie/fakecuda/calibration.hpp"
 
@@ -22,7 +22,7 @@ const FamilyError* family(const std::vector<FamilyError>& rows, const std::strin
 TEST(CostFit, ShippedH200ParametersMeetTheAccuracyTargets) {
   // Targets (issue #6): GEMM median absolute error <= 10% across the shared shapes, memory-bound <= 15%. The
   // prediction of a measurement is max(GPU time, the harness's host issue interval fitted with the parameters).
-  if (!std::filesystem::exists(kDir + "/gemm.csv")) GTEST_SKIP() << "no calibration data at " << kDir;
+  ASSERT_TRUE(std::filesystem::exists(kDir + "/gemm.csv")) << "no calibration data at " << kDir;
   auto data = load_calibration(kDir);
   ASSERT_TRUE(data.is_ok()) << data.status().to_string();
   EXPECT_EQ(data->gemm.size(), 378u);
@@ -49,7 +49,7 @@ TEST(CostFit, ShippedH200ParametersMeetTheAccuracyTargets) {
 }
 
 TEST(CostFit, ReportAndPlot) {
-  if (!std::filesystem::exists(kDir + "/gemm.csv")) GTEST_SKIP() << "no calibration data at " << kDir;
+  ASSERT_TRUE(std::filesystem::exists(kDir + "/gemm.csv")) << "no calibration data at " << kDir;
   auto data = load_calibration(kDir);
   ASSERT_TRUE(data.is_ok());
   DeviceSpec spec = load_device_spec("h200").value();

@@ -107,7 +107,7 @@ TEST(DeviceSpec, EveryNumberInAPresetHasANoteThatTracesItToASource) {
 }
 
 TEST(DeviceSpec, H200MatchesTheCalibrationMeasurement) {
-  // Expectation: /work/shared/calibration/h200/device.json: "NVIDIA H200", 132 SMs, mem_bytes 150109880320,
+  // Expectation: tests/data/calibration/h200/device.json: "NVIDIA H200", 132 SMs, mem_bytes 150109880320,
   // nvidia-smi 1980 MHz SM / 3201 MHz memory; compute capability 9.0.
   auto r = load_device_spec("h200");
   ASSERT_TRUE(r.is_ok());

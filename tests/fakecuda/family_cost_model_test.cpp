@@ -61,7 +61,7 @@ TEST(FamilyCostModel, ElementwiseBytesFromTheLaunchShape) {
 }
 
 TEST(FamilyCostModel, CopiesFollowTheCalibration) {
-  // ../shared/calibration/h200/device.json: pinned H2D of 256 MiB took 4863 us, D2D of 256 MiB 131.3 us,
+  // tests/data/calibration/h200/device.json: pinned H2D of 256 MiB took 4863 us, D2D of 256 MiB 131.3 us,
   // pageable H2D of 256 MiB 13996 us (pinned is always faster).
   FamilyCostModel m = model();
   EXPECT_NEAR(m.copy(CopyKind::kHostToDevice, 256u << 20, true).to_us(), 4863.3, 4863.3 * 0.05);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target: calibration directories read by `genie calibrate --fit DIR` (gemm.csv, membound.csv and
-// device.json, the ../shared/calibration/<device>/ layout). The input is the three files, separated by lines
+// device.json, the tests/data/calibration/<device>/ layout). The input is the three files, separated by lines
 // "--8<--". Whatever the bytes, parse_calibration returns the measurements or a Status naming the file; every
 // measurement has positive sizes and a positive finite time, and evaluating the preset's parameters on them
 // (the error tables and the SVG plot `genie calibrate` writes) runs without a crash.

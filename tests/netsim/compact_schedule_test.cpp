@@ -27,8 +27,8 @@ void expect_same_dag(const Schedule& a, const Schedule& b) {
   ASSERT_EQ(a.ops.size(), b.ops.size());
   ASSERT_EQ(a.deps.size(), b.deps.size());
   for (size_t i = 0; i < a.ops.size(); ++i) {
-    const Op& x = a.ops[i];
-    const Op& y = b.ops[i];
+    const Step& x = a.ops[i];
+    const Step& y = b.ops[i];
     ASSERT_EQ(x.kind, y.kind) << i;
     ASSERT_EQ(x.src, y.src) << i;
     ASSERT_EQ(x.dst, y.dst) << i;

@@ -101,7 +101,7 @@ TEST(NvlsAlgorithm, TrafficPerRankIsNPlusOneOverN) {
   const uint64_t size = count * 4;
   for (int r = 0; r < 8; ++r) EXPECT_EQ(s.bytes_sent_by(r), size + size / 8);
   uint64_t recv0 = 0;
-  for (const Op& op : s.ops)
+  for (const Step& op : s.ops)
     if (op.dst == 0) recv0 += op.bytes;
   EXPECT_EQ(recv0, size + size / 8);
 }
@@ -122,7 +122,7 @@ TEST(DirectAlgorithm, AllToAllAndPointToPoint) {
   tune.algorithm = Algorithm::kDirect;
   Schedule gs = build_schedule(g, *t, tune).value();
   EXPECT_EQ(gs.ops.size(), 7u);
-  for (const Op& op : gs.ops) EXPECT_EQ(op.dst, 3);
+  for (const Step& op : gs.ops) EXPECT_EQ(op.dst, 3);
 }
 
 TEST(HalvingDoubling, StepsAndBytes) {
@@ -242,8 +242,8 @@ TEST(NvlsTreeAlgorithm, InterServerTrafficIsOnePortionPerGpu) {
   for (size_t i = 0; i < s.ops.size(); ++i)
     for (uint32_t d : s.deps_of(i)) ASSERT_LT(d, i);
   uint64_t net = 0, nvls_up = 0;
-  for (const Op& op : s.ops) {
-    if (op.kind != Op::Kind::kTransfer) continue;
+  for (const Step& op : s.ops) {
+    if (op.kind != Step::Kind::kTransfer) continue;
     if (op.dst == kNvlsEndpoint) nvls_up += op.bytes;
     if (op.src >= 0 && op.dst >= 0) net += op.bytes;
   }
@@ -270,7 +270,7 @@ TEST(RingAlgorithm, MultiServerRingsStayOnRailsAndSpreadOverNics) {
   tune.nchannels = 8;
   Schedule s = build_schedule(spec, *t, tune).value();
   std::set<int> rails;
-  for (const Op& op : s.ops) {
+  for (const Step& op : s.ops) {
     const int sa = op.src / 8, sb = op.dst / 8;
     if (sa == sb) continue;
     EXPECT_EQ(op.src % 8, op.dst % 8) << op.src << "->" << op.dst;
@@ -296,7 +296,7 @@ TEST(TreeAlgorithm, MultiServerTreeIsChainsPlusServerTree) {
   tune.nchannels = 1;
   Schedule s = build_schedule(spec, *t, tune).value();
   uint64_t inter = 0, total = 0;
-  for (const Op& op : s.ops) {
+  for (const Step& op : s.ops) {
     total += op.bytes;
     if (op.src / 8 != op.dst / 8) inter += op.bytes;
   }
@@ -336,7 +336,7 @@ TEST(PatAlgorithm, LogStepsAndNMinusOneBlocksPerRank) {
       EXPECT_EQ(s.num_steps(), static_cast<uint32_t>(steps));
       for (int r = 0; r < n; ++r) EXPECT_EQ(s.bytes_sent_by(r), (n - 1) * count * 4) << "rank " << r;
       std::vector<uint64_t> at_dist(static_cast<size_t>(steps), 0);
-      for (const Op& op : s.ops) {
+      for (const Step& op : s.ops) {
         if (op.src != 0) continue;
         const int dist = c == Collective::kAllGather ? (n - op.dst) % n : op.dst;
         int d = 0;
@@ -378,7 +378,7 @@ TEST(CollNetAlgorithm, InNetworkReductionTraffic) {
     Schedule s = build_schedule(spec, *t, tune).value();
     uint64_t up = 0, down = 0, intra = 0;
     for (size_t i = 0; i < s.ops.size(); ++i) {
-      const Op& op = s.ops[i];
+      const Step& op = s.ops[i];
       for (uint32_t d : s.deps_of(i)) ASSERT_LT(d, i);
       if (op.dst == kCollNetEndpoint) up += op.bytes;
       if (op.src == kCollNetEndpoint) {

@@ -139,7 +139,7 @@ TEST(Simulator, ReleasedHandlesAreReusedAndMemoryStaysFlat) {
 TEST(Simulator, StepLatencyOverlapsTheSendersPreviousStep) {
   // System: 4 GPUs in a ring (explicit graph), links of 0.5 us except GPU3 -> GPU0 (10 us), ring
   // all-reduce of 0 bytes without protocol costs: 6 steps, op (p, s) waits for the data of (p-1, s-1) and,
-  // in issue order, for the same position's step s-1 (Op::issue_dep) -- whose end bounds its data phase
+  // in issue order, for the same position's step s-1 (Step::issue_dep) -- whose end bounds its data phase
   // but not its latency, which overlaps (NCCL's NCCL_STEPS slots let a sender run ahead).
   // Expectation: end(p, s) = max(end(p-1, s-1) + lat(p), end(p, s-1)); the slowest block crosses the slow
   // link twice: 2 x 10 + 4 x 0.5 = 22 us (strict FIFO order would make it about 6 x 10 us).
@@ -169,7 +169,7 @@ TEST(Simulator, StepLatencyOverlapsTheSendersPreviousStep) {
 
 TEST(Simulator, LocalCopiesAndReductionsCostHbmTime) {
   // System: hgx-h100 (HBM 3.35 TB/s per GPU; large copies reach 4254.1/4800 of peak, elementwise reductions
-  // 4346.7/4800, measured on an H200: ../shared/calibration/h200/membound.csv). Rank 0 copies 1 GiB, then
+  // 4346.7/4800, measured on an H200: tests/data/calibration/h200/membound.csv). Rank 0 copies 1 GiB, then
   // reduces 1 GiB into a buffer (two reads, one write), then sends 1 MiB to rank 1.
   // Expectation: the copy takes 2 x 2^30 B / (3.35e12 x 4254.1/4800) B/s, the reduction 3 x 2^30 B /
   // (3.35e12 x 4346.7/4800) B/s, and the transfer starts when the reduction ends. Both engines alike. On
@@ -180,9 +180,9 @@ TEST(Simulator, LocalCopiesAndReductionsCostHbmTime) {
   s.spec.nranks = 2;
   s.spec.rank_to_gpu = {0, 1};
   s.ops.resize(3);
-  s.ops[0].kind = Op::Kind::kCopy;
+  s.ops[0].kind = Step::Kind::kCopy;
   s.ops[0].bytes = 1ull << 30;
-  s.ops[1].kind = Op::Kind::kReduce;
+  s.ops[1].kind = Step::Kind::kReduce;
   s.ops[1].bytes = 1ull << 30;
   s.deps = {0, 1};
   s.ops[1].dep_begin = 0;

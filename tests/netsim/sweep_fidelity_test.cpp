@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fidelity: `genie sim --topology hgx-h100 --collective all_reduce -b 1K -e 8G -f 2` against real
-// nccl-tests tables (../shared/calibration/nccl), ring (NCCL_ALGO=RING) and default (NVLS).
+// nccl-tests tables (tests/data/calibration/nccl), ring (NCCL_ALGO=RING) and default (NVLS).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -12,7 +12,7 @@ using genie::fakecuda::abi::reject;
 namespace {
 
 // CUDART_VERSION of the runtime we emulate and the driver version we report (CUDA 13.0 runtime on a
-// 580-series driver, as in ../shared/calibration/h200/device.json).
+// 580-series driver, as in tests/data/calibration/h200/device.json).
 #if GENIE_CUDART_MAJOR == 12
 constexpr int kRuntimeVersion = 12080;
 #else

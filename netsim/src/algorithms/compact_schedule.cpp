@@ -13,20 +13,20 @@ void append_expansion(const CompactSchedule& cs, Schedule* s) {
   const size_t base = s->ops.size();
   s->ops.reserve(base + cs.ops.size() * n);
   size_t ndeps = 0;
-  for (const CompactOp& op : cs.ops) ndeps += op.dep_count;
+  for (const CompactStep& op : cs.ops) ndeps += op.dep_count;
   s->deps.reserve(s->deps.size() + ndeps * n);
   std::unordered_map<uint32_t, uint32_t> lane_last;  // lane -> its latest compact op
   for (size_t k = 0; k < cs.ops.size(); ++k) {
-    const CompactOp& c = cs.ops[k];
+    const CompactStep& c = cs.ops[k];
     const std::vector<int32_t>& order = cs.orders[c.channel];
-    // The lane's previous op (shift 0) is this op's issue predecessor (CompactOp::lane).
+    // The lane's previous op (shift 0) is this op's issue predecessor (CompactStep::lane).
     const auto last = lane_last.find(c.lane);
-    const uint32_t issue_op = last == lane_last.end() ? Op::kNoIssueDep : last->second;
+    const uint32_t issue_op = last == lane_last.end() ? Step::kNoIssueDep : last->second;
     lane_last[c.lane] = static_cast<uint32_t>(k);
     const uint32_t dshift = static_cast<uint32_t>(((c.dst_shift % static_cast<int64_t>(n)) + n) % n);
     for (uint32_t p = 0; p < n; ++p) {
-      Op op;
-      op.kind = Op::Kind::kTransfer;
+      Step op;
+      op.kind = Step::Kind::kTransfer;
       op.reduce = c.reduce;
       op.channel = c.channel;
       op.src = order[p];
@@ -65,10 +65,10 @@ size_t Schedule::num_ops() const {
 uint32_t Schedule::num_steps() const {
   std::set<uint32_t> steps;
   if (compact) {
-    for (const CompactOp& op : compact->ops) steps.insert(op.step);
+    for (const CompactStep& op : compact->ops) steps.insert(op.step);
   } else {
-    for (const Op& op : ops)
-      if (op.kind == Op::Kind::kTransfer) steps.insert(op.step);
+    for (const Step& op : ops)
+      if (op.kind == Step::Kind::kTransfer) steps.insert(op.step);
   }
   return static_cast<uint32_t>(steps.size());
 }
@@ -84,12 +84,12 @@ uint64_t Schedule::bytes_sent_by(int r) const {
       const auto it = std::find(o.begin(), o.end(), r);
       if (it != o.end()) pos[c] = static_cast<uint32_t>(it - o.begin());
     }
-    for (const CompactOp& op : compact->ops)
+    for (const CompactStep& op : compact->ops)
       if (pos[op.channel] < n) b += op.member_bytes(pos[op.channel], n);
     return b;
   }
-  for (const Op& op : ops)
-    if (op.kind == Op::Kind::kTransfer && op.src == r) b += op.bytes;
+  for (const Step& op : ops)
+    if (op.kind == Step::Kind::kTransfer && op.src == r) b += op.bytes;
   return b;
 }
 

@@ -19,22 +19,22 @@ class DagBuilder {
   static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
   explicit DagBuilder(Schedule* s) : s_(s) {}
   /// Adds a transfer; dependencies equal to kNone are skipped. `issue` is the op issued before it on the
-  /// same connection (Op::issue_dep; kNone: none), added to the dependencies. Returns its op index.
+  /// same connection (Step::issue_dep; kNone: none), added to the dependencies. Returns its op index.
   uint32_t transfer(int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice, bool reduce,
                     std::initializer_list<uint32_t> deps, uint32_t issue = kNone) {
-    return add(Op::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.begin(), deps.end(), issue);
+    return add(Step::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.begin(), deps.end(), issue);
   }
   uint32_t transfer_v(int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice, bool reduce,
                       const std::vector<uint32_t>& deps, uint32_t issue = kNone) {
-    return add(Op::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.data(),
+    return add(Step::Kind::kTransfer, src, dst, bytes, channel, step, slice, reduce, deps.data(),
                deps.data() + deps.size(), issue);
   }
 
  private:
   template <class It>
-  uint32_t add(Op::Kind kind, int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice,
+  uint32_t add(Step::Kind kind, int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice,
                bool reduce, It b, It e, uint32_t issue) {
-    Op op;
+    Step op;
     op.kind = kind;
     op.src = src;
     op.dst = dst;

@@ -18,7 +18,7 @@ Result<bool> build_direct_compact(const CollectiveSpec& spec, const Tuning& t, C
   // Ops at one distance are independent of each other: each is its own lane.
   auto add = [&](uint16_t channel, int delta, uint32_t step, uint64_t total_or_bytes, bool split, uint32_t rotation,
                  bool reduce) {
-    CompactOp op;
+    CompactStep op;
     op.channel = channel;
     op.lane = static_cast<uint32_t>(cs->ops.size());
     op.dst_shift = delta;
@@ -65,7 +65,7 @@ Result<bool> build_direct_compact(const CollectiveSpec& spec, const Tuning& t, C
       if (spec.collective != Collective::kReduceScatter) {
         for (int d = 1; d < n; ++d) {
           add(ch_of(d), d, 1, total, true, 0, false);
-          CompactOp& op = cs->ops.back();
+          CompactStep& op = cs->ops.back();
           if (spec.collective != Collective::kAllGather) {
             for (int d2 = 1; d2 < n; ++d2) cs->deps.push_back(CompactDep{rs[static_cast<size_t>(d2)], -d2});
           }

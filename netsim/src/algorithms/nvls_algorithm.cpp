@@ -35,10 +35,10 @@ Status build_nvls(const CollectiveSpec& spec, const Tuning& t, Schedule* s) {
     const uint64_t nslices = std::clamp<uint64_t>((ch_bytes + loop - 1) / loop, 1, kMaxNvlsSlicesPerChannel);
     // Four FIFOs per rank, as NCCL's NVLS kernel runs scatter, reduce and gather warps concurrently:
     // uploads of the reduce phase (a), reduced downloads (b), multicast uploads (c), multicast downloads (d).
-    // Unlike ring and tree connections (Op::issue_dep), a stage's next chunk waits for the previous one to
+    // Unlike ring and tree connections (Step::issue_dep), a stage's next chunk waits for the previous one to
     // finish, latency included: a multimem.ld_reduce needs every rank's chunk in place, a synchronisation of
     // all GPUs per chunk and stage. Letting that latency overlap makes the 4-32 MB points of the measured
-    // NVLS table (../shared/calibration/nccl/h100x8_allreduce_nvls_together.txt) 13-18% too fast.
+    // NVLS table (tests/data/calibration/nccl/h100x8_allreduce_nvls_together.txt) 13-18% too fast.
     std::vector<uint32_t> last_a(static_cast<size_t>(n), DagBuilder::kNone);
     std::vector<uint32_t> last_b(static_cast<size_t>(n), DagBuilder::kNone);
     std::vector<uint32_t> last_c(static_cast<size_t>(n), DagBuilder::kNone);

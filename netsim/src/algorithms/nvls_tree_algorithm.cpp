@@ -60,7 +60,7 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
     auto srv_at = [&](int pos) { return c % 2 == 0 ? pos : ns - 1 - pos; };
     // Per-rank FIFOs of each stage (as the NVLS kernel's warp groups): slices stream through a stage in
     // order, and stages overlap across slices. NVLS stages wait for their previous chunk to finish (see
-    // build_nvls); the network stages are connections whose step latency overlaps (Op::issue_dep).
+    // build_nvls); the network stages are connections whose step latency overlaps (Step::issue_dep).
     enum Stage { kUp, kDown, kTreeUp, kTreeDown, kMcUp, kMcDown, kStages };
     std::vector<std::vector<uint32_t>> last(kStages,
                                             std::vector<uint32_t>(static_cast<size_t>(spec.nranks), DagBuilder::kNone));
@@ -118,7 +118,7 @@ Status build_nvls_tree(const CollectiveSpec& spec, const Topology& topo, const T
         }
         full[srv_at(0)][k] = b.transfer(local[srv_at(0)][k], local[srv_at(0)][k], 0, c, 2 + depth, sl32, false,
                                         {part[srv_at(0)][k], up[1], ns > 2 ? up[2] : DagBuilder::kNone});
-        s->ops.back().kind = Op::Kind::kReduce;  // root: local completion of the reduction, no traffic
+        s->ops.back().kind = Step::Kind::kReduce;  // root: local completion of the reduction, no traffic
         for (int p = 1; p < ns; ++p) {
           const int me = local[srv_at(p)][k];
           full[srv_at(p)][k] = b.transfer(local[srv_at((p - 1) / 2)][k], me, pb, c, 3 + depth + level(p), sl32, false,

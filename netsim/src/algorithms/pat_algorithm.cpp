@@ -48,7 +48,7 @@ Result<bool> build_pat_compact(const CollectiveSpec& spec, const Tuning& t, Comp
       const uint64_t b = split_part(ch_block, nslices, l);
       for (uint32_t st = 0; st < dims; ++st) {
         const uint32_t d = ag ? dims - 1 - st : st;
-        CompactOp op;
+        CompactStep op;
         op.channel = static_cast<uint16_t>(c);
         op.lane = static_cast<uint32_t>(c) * dims + d;
         op.dst_shift = ag ? -(int32_t{1} << d) : (int32_t{1} << d);

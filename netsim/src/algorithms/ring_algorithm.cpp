@@ -79,7 +79,7 @@ Result<bool> build_ring_compact(const CollectiveSpec& spec, const Topology& topo
     for (uint64_t l = 0; l < nslices; ++l) {
       const uint64_t sl_bytes = split_part(ch_bytes, nslices, l);
       for (uint32_t st = 0; st < steps; ++st) {
-        CompactOp op;
+        CompactStep op;
         op.channel = static_cast<uint16_t>(c);
         op.lane = static_cast<uint16_t>(c);
         op.dst_shift = 1;

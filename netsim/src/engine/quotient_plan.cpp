@@ -89,13 +89,13 @@ Result<QuotientPlan> plan_quotient(const Schedule& s, const Topology& topo, bool
   std::map<std::pair<uint16_t, uint32_t>, uint32_t> key_index;
   std::vector<std::pair<uint16_t, uint32_t>> keys;
   plan.key_of_op.resize(cs.ops.size());
-  plan.issue_op.assign(cs.ops.size(), Op::kNoIssueDep);
+  plan.issue_op.assign(cs.ops.size(), Step::kNoIssueDep);
   // Owners: a lane's ops must be chained (each waits for the same member of the lane's previous op).
   std::unordered_map<uint32_t, uint32_t> lane_last, lane_id;
   std::vector<std::vector<uint32_t>> key_owners;
   bool uniform_bytes = true;
   for (uint32_t k = 0; k < cs.ops.size(); ++k) {
-    const CompactOp& op = cs.ops[k];
+    const CompactStep& op = cs.ops[k];
     uniform_bytes &= op.extra == 0;
     const auto kk = std::make_pair(op.channel, mod_n(op.dst_shift, n));
     auto [it, fresh] = key_index.emplace(kk, static_cast<uint32_t>(keys.size()));

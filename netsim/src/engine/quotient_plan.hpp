@@ -17,7 +17,7 @@ namespace genie::netsim {
 /// members share. Then the engines only need one member per class p mod P, the quotient.
 ///
 /// Flow engine, exactly: a link crossed by the transfers of a single *owner* (one position's issue chain,
-/// CompactOp::lane, so at most one of its transfers is in flight) never carries two flows and is replaced by
+/// CompactStep::lane, so at most one of its transfers is in flight) never carries two flows and is replaced by
 /// a rate bound (a one-variable constraint is a bound). The other links are *shared*; rotating by P must map
 /// them by a bijection sigma preserving capacity with route(p + P) = sigma(route(p)) hop by hop. The quotient
 /// lmm system then has one variable per class on one canonical link per sigma-orbit O, with consumption
@@ -40,7 +40,7 @@ struct QuotientPlan {
   uint32_t period = 0;  ///< P, a divisor of n: member p is timed as member p mod P
   uint32_t num_keys = 0;
   std::vector<uint32_t> key_of_op;     ///< compact op -> route key (channel, destination shift)
-  std::vector<uint32_t> issue_op;      ///< compact op -> its lane's previous op, or Op::kNoIssueDep
+  std::vector<uint32_t> issue_op;      ///< compact op -> its lane's previous op, or Step::kNoIssueDep
   std::vector<ClassTransfer> classes;  ///< [key * period + x]
   std::vector<uint32_t> footprint;     ///< flow: every directed link some member crosses, sorted
   const ClassTransfer& transfer(uint32_t op, uint32_t x) const { return classes[key_of_op[op] * period + x]; }

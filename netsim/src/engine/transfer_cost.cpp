@@ -11,7 +11,7 @@ namespace genie::netsim {
 
 namespace {
 /// Fraction of peak HBM bandwidth a device copy / an elementwise add reaches on large buffers: measured on
-/// one H200 (../shared/calibration/h200/membound.csv, 2^29 fp32 elements: copy 4254.1 GB/s counting read +
+/// one H200 (tests/data/calibration/h200/membound.csv, 2^29 fp32 elements: copy 4254.1 GB/s counting read +
 /// write, add 4346.7 GB/s counting 2 reads + 1 write, of the 4800 GB/s datasheet peak). Applied to every GPU
 /// generation (no other measurement here).
 constexpr double kHbmCopyEfficiency = 4254.1 / 4800.0;
@@ -37,9 +37,9 @@ TransferCost transfer_cost(const Topology& topo, const Tuning& t, int nnodes, co
   return c;
 }
 
-int64_t local_op_ns(const Topology& topo, Op::Kind kind, uint64_t bytes) {
+int64_t local_op_ns(const Topology& topo, Step::Kind kind, uint64_t bytes) {
   if (topo.hbm_bw_bytes_per_s <= 0 || bytes == 0) return 0;
-  const bool reduce = kind == Op::Kind::kReduce;
+  const bool reduce = kind == Step::Kind::kReduce;
   const double traffic = static_cast<double>(bytes) * (reduce ? 3.0 : 2.0);
   const double rate = topo.hbm_bw_bytes_per_s * (reduce ? kHbmReduceEfficiency : kHbmCopyEfficiency);
   return static_cast<int64_t>(std::ceil(traffic / rate * 1e9));

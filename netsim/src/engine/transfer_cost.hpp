@@ -14,7 +14,7 @@ struct TransferCost {
   int64_t latency_ns = 0;  ///< latency phase before data moves
   double wire_factor = 1;  ///< wire bytes per payload byte
   double rate_bound = 0;   ///< wire bytes/s cap of the transfer (0: none)
-  /// Least latency phase when it overlaps its issue predecessor (Op::issue_dep): a network transfer is posted
+  /// Least latency phase when it overlaps its issue predecessor (Step::issue_dep): a network transfer is posted
   /// by NCCL's proxy thread, one per step and connection, which costs getNetOverhead (tuning.cc: 1 us, 2 us
   /// on AMD hosts, x3 for Simple), so steps over the network cannot follow each other faster.
   int64_t min_latency_ns = 0;
@@ -28,10 +28,10 @@ struct TransferCost {
 TransferCost transfer_cost(const Topology& topo, const Tuning& t, int nnodes, const Route& route,
                            bool protocol_overheads, bool fused, bool via_nvls);
 
-/// HBM time of a local op on one GPU, in ns: a copy (Op::Kind::kCopy, or a transfer to itself) reads and
+/// HBM time of a local op on one GPU, in ns: a copy (Step::Kind::kCopy, or a transfer to itself) reads and
 /// writes `bytes`, a reduction (kReduce) reads two inputs and writes one, at the GPU's HBM bandwidth
 /// (Topology::hbm_bw_bytes_per_s) times the efficiency such kernels reach. 0 when the topology has no HBM
 /// data. Local ops have the GPU to themselves (no contention with transfers' memory traffic is modelled).
-int64_t local_op_ns(const Topology& topo, Op::Kind kind, uint64_t bytes);
+int64_t local_op_ns(const Topology& topo, Step::Kind kind, uint64_t bytes);
 
 }  // namespace genie::netsim

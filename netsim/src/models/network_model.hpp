@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "genie/common/model.hpp"
-#include "genie/netsim/simulator.hpp"
+#include "genie/common/sim_time.hpp"
+#include "genie/netsim/link_usage.hpp"
 
 namespace genie::netsim {
 

@@ -48,7 +48,7 @@ bool direct_out_of_range(const BufferRef& ref, uint64_t bytes) {
 using netsim::Algorithm;
 using netsim::Collective;
 using netsim::DataType;
-using netsim::Op;
+using netsim::Step;
 
 // Start of part i of `total` split into `parts` (the first total % parts parts are one longer), as
 // netsim's split_part splits bytes; here in elements, so no chunk cuts an element.
@@ -75,8 +75,8 @@ struct OpData {
 std::vector<std::vector<int>> ring_positions(const netsim::Schedule& s, int n, int nch) {
   std::vector<std::vector<int>> next(static_cast<size_t>(nch), std::vector<int>(static_cast<size_t>(n), -1));
   std::vector<int> first(static_cast<size_t>(nch), -1);
-  for (const Op& op : s.ops) {
-    if (op.kind != Op::Kind::kTransfer || op.step != 0 || op.slice != 0) continue;
+  for (const Step& op : s.ops) {
+    if (op.kind != Step::Kind::kTransfer || op.step != 0 || op.slice != 0) continue;
     next[op.channel][static_cast<size_t>(op.src)] = op.dst;
     if (first[op.channel] < 0) first[op.channel] = op.src;
   }
@@ -104,22 +104,22 @@ Result<std::vector<OpData>> layout(const netsim::Schedule& s, const ExecCall& ca
   const Collective coll = call.collective;
   const uint64_t count = call.count;
   int nch = 1;
-  for (const Op& op : s.ops) nch = std::max(nch, static_cast<int>(op.channel) + 1);
+  for (const Step& op : s.ops) nch = std::max(nch, static_cast<int>(op.channel) + 1);
   std::vector<uint32_t> nslices(static_cast<size_t>(nch), 1);
-  for (const Op& op : s.ops) nslices[op.channel] = std::max(nslices[op.channel], op.slice + 1);
+  for (const Step& op : s.ops) nslices[op.channel] = std::max(nslices[op.channel], op.slice + 1);
   const bool ring_rs = algo == Algorithm::kRing &&
                        (coll == Collective::kAllReduce || coll == Collective::kAllGather ||
                         coll == Collective::kReduceScatter);
   std::vector<std::vector<int>> pos;
   if (ring_rs) pos = ring_positions(s, n, nch);
   for (size_t i = 0; i < s.ops.size(); ++i) {
-    const Op& op = s.ops[i];
-    if (op.kind != Op::Kind::kTransfer) continue;
+    const Step& op = s.ops[i];
+    if (op.kind != Step::Kind::kTransfer) continue;
     if (op.src < 0 || op.dst < 0 || op.src >= n || op.dst >= n)
       return unsupported("the real fabric cannot run a transfer to a multicast endpoint (NVLS)");
     OpData& o = d[i];
     for (uint32_t dep : s.deps_of(i))
-      if (s.ops[dep].kind == Op::Kind::kTransfer && s.ops[dep].dst == op.src) o.fwd = dep;
+      if (s.ops[dep].kind == Step::Kind::kTransfer && s.ops[dep].dst == op.src) o.fwd = dep;
     o.reduce = op.reduce;
     const uint64_t c = op.channel, l = op.slice;
     if (algo == Algorithm::kRing) {
@@ -310,8 +310,8 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   std::vector<uint32_t> recvs, sends;
   size_t stage = direct ? (a2a_bytes + 63) / 64 * 64 : 0;
   for (size_t i = 0; i < s.ops.size(); ++i) {
-    const Op& op_i = s.ops[i];
-    if (op_i.kind != Op::Kind::kTransfer || d[i].n == 0) continue;
+    const Step& op_i = s.ops[i];
+    if (op_i.kind != Step::Kind::kTransfer || d[i].n == 0) continue;
     if (op_i.dst == me) {
       recvs.push_back(static_cast<uint32_t>(i));
       if (d[i].reduce) {
@@ -366,7 +366,8 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
   std::vector<uint32_t> unit_op;
   for (size_t i = 0; i < s.ops.size(); ++i) {
     unit_base[i] = static_cast<uint32_t>(unit_op.size());
-    const bool mine = s.ops[i].kind == Op::Kind::kTransfer && d[i].n > 0 && (s.ops[i].src == me || s.ops[i].dst == me);
+    const bool mine =
+        s.ops[i].kind == Step::Kind::kTransfer && d[i].n > 0 && (s.ops[i].src == me || s.ops[i].dst == me);
     const uint64_t pe = pe_of(static_cast<uint32_t>(i));
     const uint64_t pieces = mine ? (d[i].n + pe - 1) / pe : 0;
     for (uint64_t k = 0; k < pieces; ++k) unit_op.push_back(static_cast<uint32_t>(i));
@@ -512,7 +513,7 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
       return Status::ok();
     }
     const uint32_t user = unit_op[unit], k = static_cast<uint32_t>(unit) - unit_base[user];
-    const Op& op_u = s.ops[user];
+    const Step& op_u = s.ops[user];
     const bool is_recv = op_u.dst == me;
     if (!c.status.is_ok())
       return Status(c.status.code(), w.what + ": " + (is_recv ? "receiving from " : "sending to ") +
@@ -568,7 +569,7 @@ Status ScheduleExecutor::run(FabricComm& fc, const netsim::Schedule& s, const Ex
         peers.push_back(u < nunits + readers.size() ? readers[u - nunits] : sources[u - nunits - readers.size()]);
         continue;
       }
-      const Op& op_u = s.ops[unit_op[u]];
+      const Step& op_u = s.ops[unit_op[u]];
       peers.push_back(op_u.dst == me ? op_u.src : op_u.dst);
     }
     std::sort(peers.begin(), peers.end());

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Calibration of the cost model: loading a measurement directory (../shared/calibration/<device>/ layout),
+// Calibration of the cost model: loading a measurement directory (tests/data/calibration/<device>/ layout),
 // fitting the family parameters to it with part of the data held out, the per-family error report and the
 // predicted-versus-measured plot. Used by `genie calibrate --fit` and by the accuracy tests.
 #pragma once

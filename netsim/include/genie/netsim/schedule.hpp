@@ -97,10 +97,11 @@ struct Tuning {
   double predicted_us = 0;   ///< the tuning model's own estimate (NCCL's lat + size/bw), for reference
 };
 
-/// One node of the DAG. A transfer moves `bytes` from rank `src` to rank `dst` (either may be
+/// One step of a collective's Schedule: a node of the DAG (not a sched::Op, which is an op on a stream's
+/// timeline; `step` below is the algorithm round the node belongs to). A transfer moves `bytes` from rank `src` to rank `dst` (either may be
 /// kNvlsEndpoint or kCollNetEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives
 /// (NCCL's recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
-struct Op {
+struct Step {
   enum class Kind : uint8_t { kTransfer, kReduce, kCopy };
   Kind kind = Kind::kTransfer;
   bool reduce = false;
@@ -123,7 +124,7 @@ struct Op {
   uint32_t issue_dep = kNoIssueDep;
 };
 
-/// A dependency of a CompactOp: member p waits for member (p + shift) mod n of compact op `op`.
+/// A dependency of a CompactStep: member p waits for member (p + shift) mod n of compact op `op`.
 struct CompactDep {
   uint32_t op = 0;
   int32_t shift = 0;
@@ -133,16 +134,16 @@ struct CompactDep {
 /// member_bytes(p) from rank orders[channel][p] to rank orders[channel][(p + dst_shift) mod n]. Dependencies
 /// are position-relative (CompactDep), so the family is invariant under rotation of the positions: this is
 /// what lets the simulator time one member per symmetry class instead of all n.
-struct CompactOp {
-  bool reduce = false;  ///< as Op::reduce
+struct CompactStep {
+  bool reduce = false;  ///< as Step::reduce
   uint16_t channel = 0;
   /// Issue chain of every member: ops of one lane are issued in order by each position (each depends on
-  /// the same member of the lane's previous op, its Op::issue_dep in the explicit form), so a member never
+  /// the same member of the lane's previous op, its Step::issue_dep in the explicit form), so a member never
   /// has two transfers of a lane in flight.
   uint32_t lane = 0;
   int32_t dst_shift = 1;
-  uint32_t step = 0;   ///< as Op::step
-  uint32_t slice = 0;  ///< as Op::slice
+  uint32_t step = 0;   ///< as Step::step
+  uint32_t slice = 0;  ///< as Step::slice
   /// Bytes of every member, plus one for the `extra` members whose block index (p - rotation) mod n is
   /// below `extra` (NCCL's split of a buffer into n nearly equal blocks).
   uint64_t bytes = 0;
@@ -154,19 +155,19 @@ struct CompactOp {
 };
 
 /// The compact form of a circulant Schedule (ring all-reduce/all-gather/reduce-scatter, direct all-to-all
-/// and all-reduce, sendrecv, PAT): one CompactOp per step, slice and channel with ranks implicit. Its
+/// and all-reduce, sendrecv, PAT): one CompactStep per step, slice and channel with ranks implicit. Its
 /// expansion (expand_schedule) lists, for compact op k and position p, the transfer at index k * n + p.
 struct CompactSchedule {
   int nranks = 0;
   std::vector<std::vector<int32_t>> orders;  ///< per channel: position -> rank (a permutation of 0..n-1)
-  std::vector<CompactOp> ops;                ///< topological: every dependency names an earlier op
+  std::vector<CompactStep> ops;              ///< topological: every dependency names an earlier op
   std::vector<CompactDep> deps;
   std::span<const CompactDep> deps_of(size_t op) const { return {deps.data() + ops[op].dep_begin, ops[op].dep_count}; }
 };
 
 /// How build_schedule / plan_collective represent a collective.
 enum class ScheduleForm {
-  kExplicit,  ///< every transfer an Op with its dependencies (what the real transport executes)
+  kExplicit,  ///< every transfer a Step with its dependencies (what the real transport executes)
   kCompact,   ///< CompactSchedule for circulant algorithms (others stay explicit); far smaller at scale and
               ///< timed by symmetry in the simulator, with the same results as the explicit form
 };
@@ -177,7 +178,7 @@ enum class ScheduleForm {
 struct Schedule {
   CollectiveSpec spec;
   Tuning tuning;
-  std::vector<Op> ops;
+  std::vector<Step> ops;
   std::vector<uint32_t> deps;
   /// Fixed per-collective latency the algorithm pays once (NCCL baseLatencies), in ns.
   int64_t base_latency_ns = 0;

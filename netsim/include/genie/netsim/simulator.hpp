@@ -11,6 +11,7 @@
 
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
+#include "genie/netsim/link_usage.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/topology.hpp"
 
@@ -39,8 +40,8 @@ struct SimulatorOptions {
   bool alone = false;
 };
 
-/// Start and end of one op of a schedule.
-struct OpTiming {
+/// Start and end of one Step of a schedule.
+struct StepTiming {
   SimTime start;
   SimTime end;
 };
@@ -49,25 +50,17 @@ struct OpTiming {
 struct CollectiveTiming {
   SimTime start;              ///< submission time
   SimTime end;                ///< when its last op finished
-  std::vector<OpTiming> ops;  ///< indexed like Schedule::ops (of expand_schedule() for a compact schedule)
+  std::vector<StepTiming> ops;  ///< indexed like Schedule::ops (of expand_schedule() for a compact schedule)
   /// A compact schedule timed by symmetry (`period` > 0, `ops` empty): member p of compact op k, i.e. op
   /// k * members + p of the explicit form, has the timing classes[k * period + p % period].
-  std::vector<OpTiming> classes;
+  std::vector<StepTiming> classes;
   uint32_t period = 0;   ///< symmetry period (divides `members`); 0 when `ops` holds every op
   uint32_t members = 0;  ///< positions per compact op (ranks)
   SimTime duration() const { return end - start; }
   /// Number of ops of the explicit form.
   size_t num_ops() const { return period > 0 ? classes.size() / period * members : ops.size(); }
   /// Timing of op `i` of the explicit form, however the collective was timed.
-  OpTiming op(size_t i) const { return period > 0 ? classes[i / members * period + i % members % period] : ops[i]; }
-};
-
-/// Utilisation of one direction of one link over [start, end): bytes/s carried.
-struct LinkUsageSample {
-  uint32_t channel = 0;  ///< directed channel id (Topology::channel_link)
-  SimTime start;
-  SimTime end;
-  double bytes_per_s = 0;
+  StepTiming op(size_t i) const { return period > 0 ? classes[i / members * period + i % members % period] : ops[i]; }
 };
 
 /// Owns a clock, an engine and one network model; times any number of schedules, which contend for links

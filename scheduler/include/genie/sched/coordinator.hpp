@@ -20,6 +20,7 @@
 
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
+#include "genie/netsim/link_usage.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/simulator.hpp"
 #include "genie/netsim/topology.hpp"

@@ -3,10 +3,18 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/sched/testbed.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
+
+using sched::parse_rate;
+using sched::Testbed;
+using sched::testbed_down;
+using sched::testbed_link_states;
+using sched::testbed_load;
+using sched::testbed_up;
+using sched::TestbedSpec;
 namespace {
 
 void print_testbed(const Testbed& t) {
@@ -94,4 +102,4 @@ void register_testbed_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

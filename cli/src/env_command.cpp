@@ -6,10 +6,10 @@
 #include <iostream>
 #include <vector>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/sched/launcher.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 
 std::string library_dir() {
   std::error_code ec;
@@ -49,4 +49,4 @@ void register_env_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -3,19 +3,19 @@
 //   --from-trace TRACE.json [-o TABLE.json]: a PyTorch profiler (Kineto) trace -> the kernel table the runtime
 //     consults first (GENIE_FAKECUDA_COST_TABLE);
 //   --fit DIR [--device PRESET] [-o PARAMS.json] [--plot FILE.svg] [--report FILE.md]: fit the family parameters
-//     to a calibration directory (../shared/calibration/h200 layout); scripts/fit-cost-model.sh runs it for the
+//     to a calibration directory (tests/data/calibration/h200 layout); scripts/fit-cost-model.sh runs it for the
 //     shipped H200 parameters.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/fakecuda/calibration.hpp"
 #include "genie/fakecuda/cost_params.hpp"
 #include "genie/fakecuda/trace_import.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 namespace {
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -87,7 +87,7 @@ int run_fit(const std::string& dir, const std::string& device, const std::string
       "attention measurements): forward 0.30 of the bf16 peak at head dim 128 from torch SDPA (FlashAttention-2) on "
       "H100 at 287-304 TFLOP/s (pytorch/benchmark PR #2296), backward 0.86 of that (FlashAttention-2 paper, "
       "arXiv 2307.08691: 63% vs 73% of A100 peak). NVLink efficiency 368/450 from the 8xH100 ring all-reduce in "
-      "../shared/calibration/nccl.";
+      "tests/data/calibration/nccl.";
   std::string text = doc.dump(2) + "\n";
   std::string md = fakecuda::fit_report_markdown(fit.value());
   std::printf("%s", md.c_str());
@@ -116,7 +116,9 @@ void register_calibrate_command(CLI::App& app, int* exit_code) {
   };
   static Opts o;
   auto* trace = cmd->add_option("--from-trace", o.trace, "PyTorch profiler (Kineto) Chrome trace to import");
-  auto* fit = cmd->add_option("--fit", o.fit, "Calibration directory to fit (gemm.csv, membound.csv, device.json)");
+  auto* fit = cmd->add_option("--fit", o.fit,
+                              "Calibration directory to fit (gemm.csv, membound.csv, device.json), e.g. the H200 "
+                              "measurements in tests/data/calibration/h200");
   trace->excludes(fit);
   cmd->add_option("-o,--output", o.out, "Output file (kernel table or parameter file); default: stdout");
   cmd->add_option("--device", o.device, "With --fit: the device preset the measurements come from")
@@ -133,4 +135,4 @@ void register_calibrate_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

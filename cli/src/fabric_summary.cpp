@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Summary of real vs simulated collective times from the shim's JSON lines.
-#include "cli/fabric_summary.hpp"
+#include "fabric_summary.hpp"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,9 @@
 
 #include "genie/sched/report.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
+
+using sched::parse_fabric_record;
 
 Status clear_fabric_records(const std::string& dir) {
   std::error_code ec;
@@ -90,4 +92,4 @@ Result<int> print_fabric_summary(const std::string& dir) {
   return static_cast<int>(calls.size());
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -4,13 +4,22 @@
 #include <csignal>
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/common/config.hpp"
 #include "genie/sched/coordinator.hpp"
 #include "genie/sched/job_topology.hpp"
 #include "genie/sched/report.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
+
+using sched::CoordinatorServer;
+using sched::job_topology;
+using sched::JobRecord;
+using sched::random_secret;
+using sched::ReportInput;
+using sched::secret_to_hex;
+using sched::summary_text;
+using sched::write_report;
 
 void register_coordinator_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
@@ -84,4 +93,4 @@ void register_coordinator_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

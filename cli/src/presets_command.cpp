@@ -2,11 +2,11 @@
 // `genie presets`: the device presets (fakecuda) and topology presets (netsim) this build knows.
 #include <cstdio>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/fakecuda/device_spec.hpp"
 #include "genie/netsim/topology.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 
 void register_presets_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("presets", "List the device presets (GENIE_DEVICE) and topology presets (--topology)");
@@ -36,4 +36,4 @@ void register_presets_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-namespace genie::sched {
+namespace genie::cli {
 
 /// `genie env`: prints the LD_PRELOAD / LD_LIBRARY_PATH lines that put Genie's libraries under a program.
 void register_env_command(CLI::App& app, int* exit_code);
@@ -32,4 +32,4 @@ void register_calibrate_command(CLI::App& app, int* exit_code);
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -5,12 +5,12 @@
 #include <sstream>
 #include <string>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "genie/fakecuda/cost_model.hpp"
 #include "genie/fakecuda/device_spec.hpp"
 #include "genie/fakecuda/family_cost_model.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 namespace {
 
 /// Parses "X[,Y[,Z]]" into out (missing dimensions are 1). False on anything else.
@@ -177,4 +177,4 @@ void register_cost_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

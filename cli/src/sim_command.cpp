@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `genie sim` implementation: flags -> netsim::SweepOptions -> table on stdout.
-#include "cli/sim_command.hpp"
+#include "sim_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "genie/common/config.hpp"
 #include "genie/netsim/sweep.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 
 namespace {
 struct SimFlags {
@@ -96,4 +96,4 @@ void register_sim_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -6,10 +6,10 @@ namespace CLI {
 class App;
 }
 
-namespace genie::sched {
+namespace genie::cli {
 
 /// Adds the `sim` subcommand to `app`. When it runs, it prints the nccl-tests table on stdout, errors on
 /// stderr, and stores 0 (success) or 1 (error) in *exit_code. `app` and `exit_code` must outlive parsing.
 void register_sim_command(CLI::App& app, int* exit_code);
 
-}  // namespace genie::sched
+}  // namespace genie::cli

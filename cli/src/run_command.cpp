@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/commands.hpp"
-#include "cli/fabric_summary.hpp"
+#include "commands.hpp"
+#include "fabric_summary.hpp"
 #include "genie/common/config.hpp"
 #include "genie/common/shm_names.hpp"
 #include "genie/netsim/schedule.hpp"
@@ -20,7 +20,24 @@
 #include "genie/sched/report.hpp"
 #include "genie/sched/testbed.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
+
+using sched::CoordinatorServer;
+using sched::job_topology;
+using sched::JobRecord;
+using sched::JobTopology;
+using sched::launch;
+using sched::LaunchSpec;
+using sched::random_secret;
+using sched::rank_cpus;
+using sched::render_html;
+using sched::ReportInput;
+using sched::secret_to_hex;
+using sched::summary_text;
+using sched::Testbed;
+using sched::testbed_link_states;
+using sched::testbed_load;
+using sched::write_report;
 namespace {
 
 std::string env_value(const config::Config::EnvMap& env, const char* name, const std::string& fallback) {
@@ -298,4 +315,4 @@ void register_report_command(CLI::App& app, int* exit_code) {
   });
 }
 
-}  // namespace genie::sched
+}  // namespace genie::cli

@@ -7,7 +7,7 @@
 
 #include "genie/common/status.hpp"
 
-namespace genie::sched {
+namespace genie::cli {
 
 /// Removes fabric-rank*.jsonl from `dir` (creating `dir` if needed).
 Status clear_fabric_records(const std::string& dir);
@@ -15,4 +15,4 @@ Status clear_fabric_records(const std::string& dir);
 /// rank's) and their difference. Returns the number of collectives read; InvalidArgument names a bad line.
 Result<int> print_fabric_summary(const std::string& dir);
 
-}  // namespace genie::sched
+}  // namespace genie::cli
