@@ -131,11 +131,6 @@ Status comm_options(const ncclConfig_t* config, CommOptions* o) {
   return Status::ok();
 }
 
-int current_device() {
-  fakecuda::Runtime* rt = runtime_or_null();
-  return rt ? rt->current_device() : 0;
-}
-
 // Creates the handle and runs (or defers, or backgrounds) `init`.
 Status start_init(ncclComm_t* out, const CommOptions& opts, int dev,
                   std::function<Result<std::shared_ptr<Communicator>>()> init) {
