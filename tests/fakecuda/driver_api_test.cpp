@@ -6,6 +6,8 @@
 #include <driver_types.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
+#include <elf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -551,6 +553,85 @@ TEST(DriverApi, ModulesLaunchAsTimedStreamOps) {
   ASSERT_EQ(drv::cuModuleUnload(linked), CUDA_SUCCESS);
   ASSERT_EQ(drv::cuMemFree_v2(buf), CUDA_SUCCESS);
   ASSERT_EQ(drv::cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+}
+
+TEST(DriverApi, LaunchKernelExChecksItsConfigAndLaunchAttributesAsTheDriverDoes) {
+  // Expectation (CUDA driver API, cuLaunchKernelEx; Programming Guide, thread block clusters): no config or a null
+  // attribute list is CUDA_ERROR_INVALID_VALUE; a cluster must divide the grid and hold at most 8 blocks (16 once
+  // the function allows non-portable sizes), else CUDA_ERROR_INVALID_CLUSTER_SIZE; a cooperative grid must fit the
+  // device at once; an unknown attribute id is CUDA_ERROR_INVALID_VALUE; scheduling hints are accepted.
+  Runtime& r = rt();
+  r.set_current_device(0);
+  const char* ptx =
+      "//\n.version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry triton_poi_fused_0(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+  CUmodule mod = nullptr;
+  ASSERT_EQ(drv::cuModuleLoadData(&mod, ptx), CUDA_SUCCESS);
+  CUfunction f = nullptr;
+  ASSERT_EQ(drv::cuModuleGetFunction(&f, mod, "triton_poi_fused_0"), CUDA_SUCCESS);
+  auto* stream = reinterpret_cast<CUstream>(r.create_stream(0, 0, 0));
+  CUdeviceptr buf = 0;
+  ASSERT_EQ(drv::cuMemAlloc_v2(&buf, 256), CUDA_SUCCESS);
+  void* args[] = {&buf};
+  CUlaunchAttribute attr{};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = 16, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+  cfg.blockDimX = 128, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+  cfg.hStream = stream;
+  EXPECT_EQ(drv::cuLaunchKernelEx(nullptr, f, args, nullptr), CUDA_ERROR_INVALID_VALUE);
+  cfg.numAttrs = 1;
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_ERROR_INVALID_VALUE);  // attrs NULL
+  cfg.attrs = &attr;
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = 2, attr.value.clusterDim.y = 1, attr.value.clusterDim.z = 1;
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_SUCCESS);
+  attr.value.clusterDim.x = 3;
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  attr.value.clusterDim.x = 16;
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  ASSERT_EQ(drv::cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), CUDA_SUCCESS);
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_SUCCESS);
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_SUCCESS);
+  attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attr.value.cooperative = 1;
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_SUCCESS);
+  cfg.gridDimX = static_cast<unsigned>(r.device(0).spec().sm_count * r.device(0).spec().max_blocks_per_sm + 1);
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  attr.id = static_cast<CUlaunchAttributeID>(99);
+  EXPECT_EQ(drv::cuLaunchKernelEx(&cfg, f, args, nullptr), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(drv::cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(drv::cuModuleUnload(mod), CUDA_SUCCESS);
+  ASSERT_EQ(drv::cuMemFree_v2(buf), CUDA_SUCCESS);
+  ASSERT_EQ(drv::cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+}
+
+TEST(DriverApi, AnElfImageWhoseHeadersPointAwayLoadsAsAModuleOfAnyFunction) {
+  // System: ELF64 images whose section table lies past the memory they are in (the second page unmapped), or past
+  // any real cubin's size. Expectation: no crash; the image loads as a module whose names are not known, so any
+  // function resolves (as for a fat binary).
+  rt();
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* mem = static_cast<unsigned char*>(
+      mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(munmap(mem + page, static_cast<size_t>(page)), 0);
+  for (uint64_t shoff : {static_cast<uint64_t>(page), uint64_t{1} << 40}) {
+    Elf64_Ehdr eh{};
+    std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_shentsize = sizeof(Elf64_Shdr);
+    eh.e_shnum = 4;
+    eh.e_shoff = shoff;
+    std::memcpy(mem, &eh, sizeof(eh));
+    CUmodule mod = nullptr;
+    ASSERT_EQ(drv::cuModuleLoadData(&mod, mem), CUDA_SUCCESS);
+    CUfunction f = nullptr;
+    EXPECT_EQ(drv::cuModuleGetFunction(&f, mod, "any_kernel"), CUDA_SUCCESS);
+    ASSERT_EQ(drv::cuModuleUnload(mod), CUDA_SUCCESS);
+  }
+  munmap(mem, static_cast<size_t>(page));
 }
 
 TEST(DriverApi, TensorMapEncodeTiledValidatesLikeTheDriver) {

@@ -80,6 +80,7 @@ const EntryPoint kEntryPoints[] = {
     E(cuInit, 2000, cuInit),
     EP(cuLaunchCooperativeKernel, 9000, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz),
     EP(cuLaunchKernel, 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+    EP(cuLaunchKernelEx, 11060, cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
     E(cuLinkAddData, 5050,
       cuLinkAddData_v2),  // the 5.5 and 6.5 ABIs are identical
     E(cuLinkAddData, 6050, cuLinkAddData_v2),
@@ -117,6 +118,7 @@ const EntryPoint kEntryPoints[] = {
     EP(cuMemsetD8, 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
     EP(cuMemsetD8Async, 3020, cuMemsetD8Async, cuMemsetD8Async_ptsz),
     E(cuModuleGetFunction, 2000, cuModuleGetFunction),
+    E(cuModuleLoad, 2000, cuModuleLoad),
     E(cuModuleLoadData, 2000, cuModuleLoadData),
     E(cuModuleLoadDataEx, 2010, cuModuleLoadDataEx),
     E(cuModuleLoadFatBinary, 2000, cuModuleLoadFatBinary),

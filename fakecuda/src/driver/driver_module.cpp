@@ -3,14 +3,21 @@
 // and tensor maps.
 //
 // This is the path of torch's LazyNVRTC (jiterator kernels) and of Triton: a
-// loaded module is opaque bytes (cubin, fatbin or PTX; only PTX entry names are
-// checked), a function is a genie::fakecuda::Kernel named after it, and
-// cuLaunchKernel enqueues it exactly like cudaLaunchKernel does
-// (Runtime::launch_kernel: a timed stream op whose duration comes from the cost
-// model, keyed by the function name).
+// loaded module is opaque bytes (cubin, fatbin or PTX; the entry names of PTX
+// text and of ELF cubins are read and checked), a function is a
+// genie::fakecuda::Kernel named after it, and cuLaunchKernel / cuLaunchKernelEx
+// enqueue it exactly like cudaLaunchKernel does (Runtime::launch_kernel: a timed
+// stream op whose duration comes from the cost model, keyed by the function
+// name).
+#include <elf.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -44,6 +51,16 @@ constexpr uint32_t kTensorMapMaxElementStride = 8;
 constexpr uint64_t kTensorMapMaxGlobalDim = uint64_t{1} << 32;
 constexpr uint64_t kTensorMapMaxGlobalStride = uint64_t{1} << 40;
 constexpr uint32_t kTensorMapTag = 0x544d4150u;  // "TMAP", written into the opaque map
+// Thread block clusters: most blocks per cluster, portable and where the function allows non-portable sizes (CUDA
+// C++ Programming Guide, "Thread Block Clusters"; cudaFuncAttributeNonPortableClusterSizeAllowed, sm_90).
+constexpr unsigned kMaxClusterPortable = 8;
+constexpr unsigned kMaxClusterNonPortable = 16;
+// st_other bit of a cubin's kernel entry symbols (readelf shows "[<other>: 10]" on every __global__ function and on
+// no __device__ one, with and without -rdc; cuobjdump's STO_CUDA_ENTRY).
+constexpr unsigned char kStoCudaEntry = 0x10;
+// Largest offset or table a cubin's headers may name before the image is taken for something else (a kernel's
+// cubin is kilobytes to megabytes; this only bounds what a corrupt header could make us allocate).
+constexpr uint64_t kMaxCubinTable = uint64_t{256} << 20;
 
 struct Module;
 
@@ -104,6 +121,58 @@ bool ptx_entries(const char* image, std::set<std::string>* out) {
   return true;
 }
 
+/// Copies `n` bytes at `src` in this process into `dst`, or returns false when any of them is not mapped
+/// (process_vm_readv reports EFAULT where a plain read would fault): cuModuleLoadData gives no image size, so a
+/// cubin's headers are followed without trusting them.
+bool copy_mapped(void* dst, const void* src, size_t n) {
+  if (n == 0) return true;
+  iovec local{dst, n};
+  iovec remote{const_cast<void*>(src), n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+}
+
+/// Kernel entry names of an ELF cubin (64-bit, as nvcc and ptxas write them): the global functions of its symbol
+/// table marked as entries (kStoCudaEntry in st_other) that have their own ".text.<name>" section. Device functions
+/// are local, or global without the mark under -rdc (nvcc 13.0 cubins, checked with readelf). False when the image
+/// is not such an ELF file, or its headers point outside the memory it is in or past kMaxCubinTable.
+bool elf_entries(const unsigned char* image, std::set<std::string>* out) {
+  Elf64_Ehdr eh;
+  if (!copy_mapped(&eh, image, sizeof(eh))) return false;
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+      eh.e_shoff < sizeof(eh) || eh.e_shoff > kMaxCubinTable || eh.e_shstrndx >= eh.e_shnum)
+    return false;
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  if (!copy_mapped(sh.data(), image + eh.e_shoff, sh.size() * sizeof(Elf64_Shdr))) return false;
+  // One section's bytes, copied (empty when out of bounds).
+  auto bytes_of = [&](const Elf64_Shdr& h, std::vector<char>* v) {
+    if (h.sh_offset > kMaxCubinTable || h.sh_size > kMaxCubinTable) return false;
+    v->resize(h.sh_size);
+    return copy_mapped(v->data(), image + h.sh_offset, h.sh_size);
+  };
+  // The NUL-terminated string at `off` of a string table.
+  auto str_at = [](const std::vector<char>& t, uint64_t off) -> std::string {
+    if (off >= t.size()) return {};
+    return std::string(t.data() + off, strnlen(t.data() + off, t.size() - off));
+  };
+  std::vector<char> names;
+  if (!bytes_of(sh[eh.e_shstrndx], &names)) return false;
+  std::set<std::string> sections;
+  for (const Elf64_Shdr& h : sh) sections.insert(str_at(names, h.sh_name));
+  for (const Elf64_Shdr& h : sh) {
+    if (h.sh_type != SHT_SYMTAB || h.sh_entsize != sizeof(Elf64_Sym) || h.sh_link >= sh.size()) continue;
+    std::vector<char> syms, strs;
+    if (!bytes_of(h, &syms) || !bytes_of(sh[h.sh_link], &strs)) return false;
+    for (size_t i = 0; i + sizeof(Elf64_Sym) <= syms.size(); i += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, syms.data() + i, sizeof(sym));
+      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || ELF64_ST_BIND(sym.st_info) != STB_GLOBAL) continue;
+      const std::string name = str_at(strs, sym.st_name);
+      if ((sym.st_other & kStoCudaEntry) != 0 && !name.empty() && sections.count(".text." + name)) out->insert(name);
+    }
+  }
+  return true;
+}
+
 CUresult load(const char* fn, CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return reject(fn, module ? "image" : "module");
   GENIE_CU_RT(r);
@@ -118,7 +187,10 @@ CUresult load(const char* fn, CUmodule* module, const void* image) {
   if (!elf && (bytes[0] == (kFatbinMagic & 0xffu) || bytes[0] == (kFatbinWrapperMagic & 0xffu)))
     std::memcpy(&magic, bytes, sizeof(magic));
   bool linked = std::strncmp(static_cast<const char*>(image), kLinkedImageTag, sizeof(kLinkedImageTag) - 1) == 0;
-  if (!elf && !linked && magic != kFatbinMagic && magic != kFatbinWrapperMagic) {
+  if (elf) {
+    // A cubin names its kernels; one we cannot read stays a module of any function.
+    m->names_known = elf_entries(bytes, &m->entries);
+  } else if (!linked && magic != kFatbinMagic && magic != kFatbinWrapperMagic) {
     if (!ptx_entries(static_cast<const char*>(image), &m->entries))
       return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
     m->names_known = true;
@@ -144,14 +216,17 @@ CUresult launch(const char* fn, CUfunction f, unsigned gx, unsigned gy, unsigned
   GENIE_CU_RT(r);
   GENIE_CU_STREAM(s, r, h, ptds);
   if (params != nullptr && extra != nullptr) return reject(fn, "kernelParams and extra");
-  Kernel k;
+  // The op's trace label points into the kernel's name, so the launch uses the Function's own Kernel, not a copy
+  // (a copy's name died with this call: 'invalid UTF-8' in the report). Functions are never freed (unloaded ones go
+  // to the registry's graveyard), so the reference stays valid.
+  const Kernel* k = nullptr;
   int max_smem = 0;
   {
     Registry& reg = registry();
     std::lock_guard lk(reg.mu);
     Function* func = function_locked(f);
     if (func == nullptr) return reject(fn, "f", CUDA_ERROR_INVALID_HANDLE);
-    k = func->kernel;
+    k = &func->kernel;
     max_smem = func->max_dynamic_smem;
   }
   if (static_cast<int64_t>(smem) > max_smem) return reject(fn, "sharedMemBytes (above the function's maximum)");
@@ -159,7 +234,7 @@ CUresult launch(const char* fn, CUfunction f, unsigned gx, unsigned gy, unsigned
   shape.grid[0] = gx, shape.grid[1] = gy, shape.grid[2] = gz;
   shape.block[0] = bx, shape.block[1] = by, shape.block[2] = bz;
   shape.shared_mem = smem;
-  Status st = r->launch_kernel(k, shape, *s, params);
+  Status st = r->launch_kernel(*k, shape, *s, params);
   return st.is_ok() ? CUDA_SUCCESS : reject(fn, st.message().c_str(), detail::to_cu(st));
 }
 
@@ -191,6 +266,18 @@ size_t tensor_element_bytes(CUtensorMapDataType t) {
 
 // --- modules
 // --------------------------------------------------------------------------------------------
+CUresult cuModuleLoad(CUmodule* module, const char* fname) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (module == nullptr || fname == nullptr) return reject(fn, module ? "fname" : "module");
+    std::ifstream in(fname, std::ios::binary);
+    if (!in) return reject(fn, fname, CUDA_ERROR_FILE_NOT_FOUND);
+    std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (image.empty()) return reject(fn, fname, CUDA_ERROR_INVALID_IMAGE);
+    image.push_back('\0');  // a PTX file is read as text
+    return load(fn, module, image.data());
+  });
+}
+
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   return guard(__func__, [&](const char* fn) { return load(fn, module, image); });
 }
@@ -399,6 +486,86 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned 
                                         CUstream h, void** params) {
   return guard(__func__,
                [&](const char* fn) { return launch(fn, f, gx, gy, gz, bx, by, bz, smem, h, params, nullptr, true); });
+}
+
+namespace {
+
+/// The launch attributes of cuLaunchKernelEx (Triton sets the cluster dimension, cooperative and programmatic
+/// dependent launch): checked as the driver checks them; none changes the modelled duration.
+CUresult launch_ex(const char* fn, const CUlaunchConfig* config, CUfunction f, void** params, void** extra,
+                   bool ptds) {
+  if (config == nullptr) return reject(fn, "config");
+  if (config->numAttrs > 0 && config->attrs == nullptr) return reject(fn, "config->attrs");
+  const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+  bool cooperative = false;
+  bool non_portable_cluster = false;
+  {
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    Function* func = function_locked(f);
+    if (func == nullptr) return reject(fn, "f", CUDA_ERROR_INVALID_HANDLE);
+    auto it = func->cluster_attrs.find(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
+    non_portable_cluster = it != func->cluster_attrs.end() && it->second != 0;
+  }
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute& a = config->attrs[i];
+    switch (a.id) {
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+        const unsigned c[3] = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
+        // Portable clusters have at most 8 blocks, 16 where the function allows non-portable sizes (CUDA
+        // Programming Guide, Thread Block Clusters); each dimension divides the grid's.
+        const unsigned blocks = c[0] * c[1] * c[2];
+        if (blocks == 0 || blocks > (non_portable_cluster ? kMaxClusterNonPortable : kMaxClusterPortable))
+          return reject(fn, "the cluster dimension", CUDA_ERROR_INVALID_CLUSTER_SIZE);
+        for (int d = 0; d < 3; ++d)
+          if (grid[d] % c[d] != 0) return reject(fn, "a grid not divisible by the cluster", CUDA_ERROR_INVALID_CLUSTER_SIZE);
+        break;
+      }
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        cooperative = a.value.cooperative != 0;
+        break;
+      case CU_LAUNCH_ATTRIBUTE_IGNORE:
+      case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+      case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+      case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+      case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+      case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+        break;  // scheduling hints and event hooks: the modelled kernel takes as long either way
+      default:
+        return reject(fn, "config->attrs[].id");
+    }
+  }
+  if (cooperative) {
+    // Every block of a cooperative grid must be resident at once (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    int per_sm = 0;
+    const unsigned threads = config->blockDimX * config->blockDimY * config->blockDimZ;
+    CUresult occ = drv::cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, static_cast<int>(threads),
+                                                                    config->sharedMemBytes);
+    if (occ != CUDA_SUCCESS) return occ;
+    const uint64_t resident = uint64_t{static_cast<unsigned>(per_sm)} * r->device(c->device).spec().sm_count;
+    if (uint64_t{grid[0]} * grid[1] * grid[2] > resident)
+      return reject(fn, "a cooperative grid larger than the device holds", CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  }
+  return launch(fn, f, grid[0], grid[1], grid[2], config->blockDimX, config->blockDimY, config->blockDimZ,
+                config->sharedMemBytes, config->hStream, params, extra, ptds);
+}
+
+}  // namespace
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  return guard(__func__, [&](const char* fn) { return launch_ex(fn, config, f, kernelParams, extra, false); });
+}
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  return guard(__func__, [&](const char* fn) { return launch_ex(fn, config, f, kernelParams, extra, true); });
 }
 
 // --- JIT linker: concatenates its inputs behind a tag cuModuleLoadData

@@ -169,6 +169,7 @@ GENIE_CU_FORWARD(cuMemExportToShareableHandle, cuMemExportToShareableHandle,
                  (out, h, t, flags))
 GENIE_CU_FORWARD(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle,
                  (CUmemGenericAllocationHandle * h, void* os, CUmemAllocationHandleType t), (h, os, t))
+GENIE_CU_FORWARD(cuModuleLoad, cuModuleLoad, (CUmodule * m, const char* fname), (m, fname))
 GENIE_CU_FORWARD(cuModuleLoadData, cuModuleLoadData, (CUmodule * m, const void* image), (m, image))
 GENIE_CU_FORWARD(cuModuleLoadDataEx, cuModuleLoadDataEx,
                  (CUmodule * m, const void* image, unsigned int n, CUjit_option* o, void** v), (m, image, n, o, v))
@@ -194,6 +195,10 @@ GENIE_CU_FORWARD(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel_ptsz,
                  (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
                   unsigned int bz, unsigned int smem, CUstream s, void** params),
                  (f, gx, gy, gz, bx, by, bz, smem, s, params))
+GENIE_CU_FORWARD(cuLaunchKernelEx, cuLaunchKernelEx,
+                 (const CUlaunchConfig* config, CUfunction f, void** params, void** extra), (config, f, params, extra))
+GENIE_CU_FORWARD(cuLaunchKernelEx_ptsz, cuLaunchKernelEx_ptsz,
+                 (const CUlaunchConfig* config, CUfunction f, void** params, void** extra), (config, f, params, extra))
 GENIE_CU_FORWARD(cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor,
                  (int* n, CUfunction f, int bs, size_t smem), (n, f, bs, smem))
 GENIE_CU_FORWARD(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,

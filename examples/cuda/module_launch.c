@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* module_launch: what a JIT (Triton, Inductor) does with the driver API, as a plain C program (cuda.h, -lcuda).
+   Loads a cubin built by nvcc twice (cuModuleLoadData from memory, cuModuleLoad from the file), looks its kernels
+   up by name (a __device__ function and an unknown name are not found), and launches one with cuLaunchKernelEx and
+   the attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what
+   the driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative
+   grid larger than the device holds, a missing file. Each launch is timed with events (it must take time: kernels
+   are modelled). Then it launches N more times with cuLaunchKernel, freeing a copy of the kernel's name each time
+   (the trace must still name every launch). Prints "module_launch: 0 failed" when all is as on a GPU.
+   Usage: module_launch CUBIN [N] */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failed = 0;
+
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    CUresult err_ = (call);                                                                  \
+    if (err_ != CUDA_SUCCESS) {                                                              \
+      const char* msg_ = NULL;                                                               \
+      cuGetErrorString(err_, &msg_);                                                         \
+      fprintf(stderr, "FAIL %s:%d: %s: %d (%s)\n", __FILE__, __LINE__, #call, (int)err_,     \
+              msg_ ? msg_ : "?");                                                            \
+      return 1;                                                                              \
+    }                                                                                        \
+  } while (0)
+
+#define EXPECT(call, want)                                                                   \
+  do {                                                                                       \
+    CUresult got_ = (call);                                                                  \
+    if (got_ != (want)) {                                                                    \
+      fprintf(stderr, "FAIL %s:%d: %s returned %d, expected %d (%s)\n", __FILE__, __LINE__,  \
+              #call, (int)got_, (int)(want), #want);                                         \
+      ++failed;                                                                              \
+    }                                                                                        \
+  } while (0)
+
+static void* read_file(const char* path) {
+  FILE* f = fopen(path, "rb");
+  long n;
+  void* p;
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  p = malloc((size_t)n);
+  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+    free(p);
+    p = NULL;
+  }
+  fclose(f);
+  return p;
+}
+
+/* One launch with `attrs`; returns the launch's result. */
+static CUresult launch_ex(CUfunction f, CUstream s, unsigned grid, CUlaunchAttribute* attrs, unsigned nattrs,
+                          void** args) {
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.gridDimX = grid;
+  cfg.gridDimY = 1;
+  cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = 1;
+  cfg.blockDimZ = 1;
+  cfg.hStream = s;
+  cfg.attrs = attrs;
+  cfg.numAttrs = nattrs;
+  return cuLaunchKernelEx(&cfg, f, args, NULL);
+}
+
+int main(int argc, char** argv) {
+  const char* kKernel = "triton_poi_fused_add_mul_0";
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod, from_file, none;
+  CUfunction f, g;
+  CUstream s;
+  CUevent e0, e1;
+  CUdeviceptr out, in;
+  CUlaunchAttribute attrs[3];
+  int n = 1 << 20, sms = 0, launches, i;
+  float ms = 0;
+  void* args[3];
+  void* image;
+
+  if (argc < 2) {
+    fprintf(stderr, "usage: module_launch CUBIN [N]\n");
+    return 2;
+  }
+  launches = argc > 2 ? atoi(argv[2]) : 100;
+  image = read_file(argv[1]);
+  if (!image) {
+    fprintf(stderr, "FAIL cannot read %s\n", argv[1]);
+    return 1;
+  }
+  CHECK(cuInit(0));
+  CHECK(cuDeviceGet(&dev, 0));
+  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CHECK(cuCtxSetCurrent(ctx));
+  CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+
+  /* Modules and their kernels, by name. */
+  CHECK(cuModuleLoadData(&mod, image));
+  CHECK(cuModuleGetFunction(&f, mod, kKernel));
+  CHECK(cuModuleGetFunction(&g, mod, "triton_red_fused_sum_1"));
+  EXPECT(cuModuleGetFunction(&g, mod, "_Z5twicef"), CUDA_ERROR_NOT_FOUND); /* a __device__ function */
+  EXPECT(cuModuleGetFunction(&g, mod, "triton_missing"), CUDA_ERROR_NOT_FOUND);
+  CHECK(cuModuleLoad(&from_file, argv[1]));
+  CHECK(cuModuleGetFunction(&g, from_file, kKernel));
+  EXPECT(cuModuleLoad(&none, "/nonexistent/kernels.cubin"), CUDA_ERROR_FILE_NOT_FOUND);
+  CHECK(cuModuleUnload(from_file));
+
+  CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CHECK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CHECK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  CHECK(cuMemAlloc(&out, (size_t)n * sizeof(float)));
+  CHECK(cuMemAlloc(&in, (size_t)n * sizeof(float)));
+  args[0] = &out;
+  args[1] = &in;
+  args[2] = &n;
+
+  /* cuLaunchKernelEx with Triton's attributes: clusters of 2 blocks, programmatic dependent launch. */
+  memset(attrs, 0, sizeof(attrs));
+  attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attrs[0].value.clusterDim.x = 2;
+  attrs[0].value.clusterDim.y = 1;
+  attrs[0].value.clusterDim.z = 1;
+  attrs[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attrs[1].value.programmaticStreamSerializationAllowed = 1;
+  CHECK(cuEventRecord(e0, s));
+  CHECK(launch_ex(f, s, (unsigned)(n / 128), attrs, 2, args));
+  CHECK(cuEventRecord(e1, s));
+  CHECK(cuEventSynchronize(e1));
+  CHECK(cuEventElapsedTime(&ms, e0, e1));
+  if (!(ms > 0)) {
+    fprintf(stderr, "FAIL the cuLaunchKernelEx launch took %g ms: kernels must be timed\n", ms);
+    ++failed;
+  }
+  printf("cuLaunchKernelEx of %s over %d blocks: %.4f ms\n", kKernel, n / 128, ms);
+
+  /* What the driver refuses. */
+  attrs[0].value.clusterDim.x = 3; /* 8192 blocks are not a multiple of 3 */
+  EXPECT(launch_ex(f, s, (unsigned)(n / 128), attrs, 1, args), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  attrs[0].value.clusterDim.x = 16; /* more than 8 without the non-portable attribute */
+  EXPECT(launch_ex(f, s, (unsigned)(n / 128), attrs, 1, args), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  attrs[0].id = (CUlaunchAttributeID)99;
+  EXPECT(launch_ex(f, s, 1, attrs, 1, args), CUDA_ERROR_INVALID_VALUE);
+  attrs[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attrs[0].value.cooperative = 1;
+  EXPECT(launch_ex(f, s, (unsigned)sms, attrs, 1, args), CUDA_SUCCESS); /* one block per SM fits */
+  EXPECT(launch_ex(f, s, (unsigned)(n / 128), attrs, 1, args), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+  EXPECT(cuLaunchKernelEx(NULL, f, args, NULL), CUDA_ERROR_INVALID_VALUE);
+
+  /* Many launches by a name the program frees at once: the trace keeps naming each. */
+  for (i = 0; i < launches; ++i) {
+    char* name = strdup(kKernel);
+    CUfunction h;
+    CHECK(cuModuleGetFunction(&h, mod, name));
+    memset(name, 'x', strlen(name));
+    free(name);
+    CHECK(cuLaunchKernel(h, (unsigned)(n / 128), 1, 1, 128, 1, 1, 0, s, args, NULL));
+    free(strdup("yyyyyyyyyyyyyyyyyyyyyyyyyy")); /* the size of the name: reuses a freed copy of it */
+  }
+  CHECK(cuStreamSynchronize(s));
+  CHECK(cuModuleUnload(mod));
+  CHECK(cuMemFree(out));
+  CHECK(cuMemFree(in));
+  free(image);
+  printf("module_launch: %d failed\n", failed);
+  return failed == 0 ? 0 : 1;
+}
