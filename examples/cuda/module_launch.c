@@ -4,9 +4,9 @@
    up by name (a __device__ function and an unknown name are not found), and launches one with cuLaunchKernelEx and
    the attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what
    the driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative
-   grid larger than the device holds, a missing file. Each launch is timed with events (it must take time: kernels
-   are modelled). Then it launches N more times with cuLaunchKernel, freeing a copy of the kernel's name each time
-   (the trace must still name every launch). Prints "module_launch: 0 failed" when all is as on a GPU.
+   grid larger than the device holds, a missing file. Then it launches N more times with cuLaunchKernel, freeing a
+   copy of the kernel's name each time (under genie run, the trace must still name every launch, each with its
+   modelled duration). Prints "module_launch: 0 failed" when all is as on a GPU.
    Usage: module_launch CUBIN [N] */
 #include <cuda.h>
 #include <stdio.h>
@@ -78,11 +78,9 @@ int main(int argc, char** argv) {
   CUmodule mod, from_file, none;
   CUfunction f, g;
   CUstream s;
-  CUevent e0, e1;
   CUdeviceptr out, in;
   CUlaunchAttribute attrs[3];
   int n = 1 << 20, sms = 0, launches, i;
-  float ms = 0;
   void* args[3];
   void* image;
 
@@ -114,8 +112,6 @@ int main(int argc, char** argv) {
   CHECK(cuModuleUnload(from_file));
 
   CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-  CHECK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
-  CHECK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
   CHECK(cuMemAlloc(&out, (size_t)n * sizeof(float)));
   CHECK(cuMemAlloc(&in, (size_t)n * sizeof(float)));
   args[0] = &out;
@@ -130,16 +126,8 @@ int main(int argc, char** argv) {
   attrs[0].value.clusterDim.z = 1;
   attrs[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   attrs[1].value.programmaticStreamSerializationAllowed = 1;
-  CHECK(cuEventRecord(e0, s));
   CHECK(launch_ex(f, s, (unsigned)(n / 128), attrs, 2, args));
-  CHECK(cuEventRecord(e1, s));
-  CHECK(cuEventSynchronize(e1));
-  CHECK(cuEventElapsedTime(&ms, e0, e1));
-  if (!(ms > 0)) {
-    fprintf(stderr, "FAIL the cuLaunchKernelEx launch took %g ms: kernels must be timed\n", ms);
-    ++failed;
-  }
-  printf("cuLaunchKernelEx of %s over %d blocks: %.4f ms\n", kKernel, n / 128, ms);
+  CHECK(cuStreamSynchronize(s));
 
   /* What the driver refuses. */
   attrs[0].value.clusterDim.x = 3; /* 8192 blocks are not a multiple of 3 */
