@@ -137,5 +137,27 @@ TEST(ReportRanges, ARangeOfADeviceWithoutStreamActivityIsAllIdle) {
   EXPECT_TRUE(found);
 }
 
+TEST(ReportRanges, NamesThatAreNotUtf8AreWrittenWithReplacementCharacters) {
+  // System: a kernel named with bytes that are not UTF-8 (a program's own names reach the report as they are).
+  // Expectation: the report and the trace are written and parse; the name's bad bytes read U+FFFD; the rest stays.
+  JobRecord j = job();
+  j.labels[0][0] = std::string("kern\xff\xfe") + "el";
+  ReportInput in;
+  in.job = &j;
+  in.nranks = 1;
+  in.command = {"prog"};
+  const auto dir = std::filesystem::temp_directory_path() / ("genie_report_utf8_" + std::to_string(::getpid()));
+  ASSERT_TRUE(write_report(dir.string(), in).is_ok());
+  std::ifstream t(dir / "trace.json");
+  nlohmann::json trace = nlohmann::json::parse(t);
+  int named = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("name", "") == "kern\xef\xbf\xbd\xef\xbf\xbd" "el") ++named;
+  EXPECT_EQ(named, 3);  // the three kernels
+  std::ifstream f(dir / "genie-report.json");
+  EXPECT_NO_THROW((void)nlohmann::json::parse(f));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace genie::sched

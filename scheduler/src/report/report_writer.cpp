@@ -38,11 +38,15 @@ double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 // at a time, exactly as dump() would have laid them out.
 constexpr const char* kCollectivesSlot = "@genie-collectives@";
 
+// Names come from the program (kernel names, NVTX ranges, communicator names): bytes that are not UTF-8 are
+// written as U+FFFD instead of failing the whole report (nlohmann's default throws type_error.316).
+std::string dump(const json& j, int indent = -1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
 // Appends `e` as an element of a JSON array nested `depth` levels deep in a document dumped with indent 1.
 void append_element(std::string* out, const json& e, int depth) {
   const std::string pad(static_cast<size_t>(depth), ' ');
   out->append(out->empty() ? "" : ",\n").append(pad);
-  const std::string t = e.dump(1);
+  const std::string t = dump(e, 1);
   for (char c : t) {
     out->push_back(c);
     if (c == '\n') out->append(pad);
@@ -379,7 +383,7 @@ std::string trace_json(const ReportInput& in, const Model& m, std::string* head)
   auto push = [&](const json& e) {
     if (count++ >= in.max_trace_events) return;
     if (!ev.empty()) ev.push_back(',');
-    ev += e.dump();
+    ev += dump(e);
   };
   // Processes and threads: one process per rank (device), a thread per stream, one per host thread.
   std::map<std::pair<int, int>, int> pid_of;  // (process, device) -> trace pid
@@ -462,7 +466,7 @@ std::string trace_json(const ReportInput& in, const Model& m, std::string* head)
   // Keys in the order dump() sorts them: displayTimeUnit, otherData, traceEvents.
   const json other = {{"generator", "genie"},
                       {"events_dropped", count > in.max_trace_events ? count - in.max_trace_events : 0}};
-  *head = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + other.dump() + ",\"traceEvents\":[";
+  *head = "{\"displayTimeUnit\":\"ns\",\"otherData\":" + dump(other) + ",\"traceEvents\":[";
   return ev;
 }
 
@@ -475,7 +479,7 @@ Status write_report(const std::string& dir, const ReportInput& in) {
   const Model m = report::build_model(in);
   {
     std::string entries;
-    const std::string text = report_json(in, m, &entries).dump(1) + "\n";
+    const std::string text = dump(report_json(in, m, &entries), 1) + "\n";
     const std::string slot = std::string("\"") + kCollectivesSlot + "\"";
     const size_t at = text.find(slot);
     if (at == std::string::npos) return internal_error("report: the collectives slot is missing");
