@@ -45,6 +45,12 @@ static_assert(static_cast<int>(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
               cudaDevAttrMaxBlocksPerMultiprocessor);
 static_assert(static_cast<int>(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED) == cudaDevAttrGPUDirectRDMASupported);
 
+// A PTX module with one entry, `name`, taking one pointer.
+std::string one_entry_ptx(const std::string& name) {
+  return "//\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry " + name +
+         "(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+}
+
 Runtime& rt() {
   EXPECT_EQ(drv::cuInit(0), CUDA_SUCCESS);
   Runtime* r = Runtime::instance();
@@ -494,9 +500,8 @@ TEST(DriverApi, EntryPointsResolveTorchsRequiredDriverFunctions) {
 TEST(DriverApi, ModulesLaunchAsTimedStreamOps) {
   Runtime& r = rt();
   r.set_current_device(0);
-  const char* ptx =
-      "//\n.version 8.0\n.target sm_90\n.address_size 64\n"
-      ".visible .entry add_one(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+  const std::string text = one_entry_ptx("add_one");
+  const char* ptx = text.c_str();
   CUmodule mod = nullptr;
   ASSERT_EQ(drv::cuModuleLoadData(&mod, ptx), CUDA_SUCCESS);
   CUfunction f = nullptr;
@@ -562,11 +567,8 @@ TEST(DriverApi, LaunchKernelExChecksItsConfigAndLaunchAttributesAsTheDriverDoes)
   // device at once; an unknown attribute id is CUDA_ERROR_INVALID_VALUE; scheduling hints are accepted.
   Runtime& r = rt();
   r.set_current_device(0);
-  const char* ptx =
-      "//\n.version 8.0\n.target sm_90\n.address_size 64\n"
-      ".visible .entry triton_poi_fused_0(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
   CUmodule mod = nullptr;
-  ASSERT_EQ(drv::cuModuleLoadData(&mod, ptx), CUDA_SUCCESS);
+  ASSERT_EQ(drv::cuModuleLoadData(&mod, one_entry_ptx("triton_poi_fused_0").c_str()), CUDA_SUCCESS);
   CUfunction f = nullptr;
   ASSERT_EQ(drv::cuModuleGetFunction(&f, mod, "triton_poi_fused_0"), CUDA_SUCCESS);
   auto* stream = reinterpret_cast<CUstream>(r.create_stream(0, 0, 0));

@@ -51,12 +51,24 @@ JobRecord job() {
   return j;
 }
 
-nlohmann::json write_and_read(const JobRecord& j, std::string* summary) {
+// The report input of one process's job `j`.
+ReportInput input_of(const JobRecord& j) {
   ReportInput in;
   in.job = &j;
   in.nranks = 1;
   in.command = {"prog"};
-  const auto dir = std::filesystem::temp_directory_path() / ("genie_report_ranges_" + std::to_string(::getpid()));
+  return in;
+}
+
+// A fresh folder for a report (`tag` tells tests apart).
+std::filesystem::path report_dir(const char* tag) {
+  return std::filesystem::temp_directory_path() /
+         (std::string("genie_report_") + tag + "_" + std::to_string(::getpid()));
+}
+
+nlohmann::json write_and_read(const JobRecord& j, std::string* summary) {
+  const ReportInput in = input_of(j);
+  const auto dir = report_dir("ranges");
   EXPECT_TRUE(write_report(dir.string(), in).is_ok());
   std::ifstream f(dir / "genie-report.json");
   nlohmann::json r = nlohmann::json::parse(f);
@@ -142,12 +154,8 @@ TEST(ReportRanges, NamesThatAreNotUtf8AreWrittenWithReplacementCharacters) {
   // Expectation: the report and the trace are written and parse; the name's bad bytes read U+FFFD; the rest stays.
   JobRecord j = job();
   j.labels[0][0] = std::string("kern\xff\xfe") + "el";
-  ReportInput in;
-  in.job = &j;
-  in.nranks = 1;
-  in.command = {"prog"};
-  const auto dir = std::filesystem::temp_directory_path() / ("genie_report_utf8_" + std::to_string(::getpid()));
-  ASSERT_TRUE(write_report(dir.string(), in).is_ok());
+  const auto dir = report_dir("utf8");
+  ASSERT_TRUE(write_report(dir.string(), input_of(j)).is_ok());
   std::ifstream t(dir / "trace.json");
   nlohmann::json trace = nlohmann::json::parse(t);
   int named = 0;
@@ -155,7 +163,9 @@ TEST(ReportRanges, NamesThatAreNotUtf8AreWrittenWithReplacementCharacters) {
     if (e.value("name", "") == "kern\xef\xbf\xbd\xef\xbf\xbd" "el") ++named;
   EXPECT_EQ(named, 3);  // the three kernels
   std::ifstream f(dir / "genie-report.json");
-  EXPECT_NO_THROW((void)nlohmann::json::parse(f));
+  nlohmann::json r;
+  EXPECT_NO_THROW(r = nlohmann::json::parse(f));
+  EXPECT_TRUE(r.is_object());
   std::filesystem::remove_all(dir);
 }
 

@@ -229,23 +229,15 @@ Result<SimTime> FabricTransport::collective(const CollCall& c, uint64_t seq, Sim
   std::vector<FabricMsg> msgs;
   for (int r = 0; r < n; ++r) {
     if (r == rank_) continue;
-    FabricMsg m;
-    m.is_send = false;
-    m.peer = r;
-    m.buf = &hdr[static_cast<size_t>(r)];
-    m.len = sizeof(FabricHeader);
-    m.tag = make_tag(TagKind::kHeader, seq, static_cast<uint64_t>(r));
-    msgs.push_back(m);
-  }
-  for (int r = 0; r < n; ++r) {
-    if (r == rank_) continue;
-    FabricMsg m;
-    m.is_send = true;
-    m.peer = r;
-    m.buf = &hdr[static_cast<size_t>(rank_)];
-    m.len = sizeof(FabricHeader);
-    m.tag = make_tag(TagKind::kHeader, seq, static_cast<uint64_t>(rank_));
-    msgs.push_back(m);
+    for (bool send : {false, true}) {  // r's header in, this rank's out
+      FabricMsg m;
+      m.is_send = send;
+      m.peer = r;
+      m.buf = &hdr[static_cast<size_t>(send ? rank_ : r)];
+      m.len = sizeof(FabricHeader);
+      m.tag = make_tag(TagKind::kHeader, seq, static_cast<uint64_t>(send ? rank_ : r));
+      msgs.push_back(m);
+    }
   }
   if (Status st = fab_->exchange(msgs, w); !st.is_ok()) return fail(st);
   const SimTime start = clock_.wall_now();
