@@ -51,7 +51,9 @@ struct OpCommRef {
   bool counted() const { return !owned; }
 };
 
-class Communicator final : public std::enable_shared_from_this<Communicator>, public CommState {
+// CommState is the first base: the transports' NCCL_DEBUG lines print it as "comm %p", the same address as the
+// communicator's own lines (Itanium ABI: the primary base sits at offset 0; communicator_test checks it).
+class Communicator final : public CommState, public std::enable_shared_from_this<Communicator> {
  public:
   static constexpr uint64_t kMagic = 0x47454e49434f4d4dull;  // "GENICOMM"
 

@@ -216,6 +216,8 @@ TEST(Communicator, ACollectiveMeetsItsPeersThroughTheTransportAndEndsWhenTheTime
   EXPECT_EQ(f.seen->ends[0], f.seen->colls[0].ready + SimTime::us(13));
   EXPECT_EQ(after, f.seen->ends[0]);
   EXPECT_EQ(f.comm->async_error(), Errc::kOk);
+  // What a transport prints as the communicator ("comm %p") is the communicator's own address.
+  EXPECT_EQ(static_cast<const void*>(static_cast<CommState*>(f.comm.get())), static_cast<const void*>(f.comm.get()));
 }
 
 TEST(Communicator, CallsRunInIssueOrderAcrossStreamsAndNeverOverlap) {
