@@ -77,7 +77,8 @@ static void rank_main(int rank, int n, const ncclUniqueId& id) {
 
   int version = 0;
   CHECK_NCCL(ncclGetVersion(&version));
-  expect_eq(rank, "ncclGetVersion is NCCL_VERSION_CODE", NCCL_VERSION_CODE, version);
+  // A library may be newer than the header the program was built with (NCCL keeps its ABI backwards compatible).
+  expect_eq(rank, "ncclGetVersion is at least the header's NCCL_VERSION_CODE", 1, version >= NCCL_VERSION_CODE);
 
   ncclComm_t comm;
   CHECK_NCCL(ncclCommInitRank(&comm, n, id, rank));

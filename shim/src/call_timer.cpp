@@ -2,6 +2,9 @@
 // The three CallTimers: netsim in this process, the job's coordinator, the wall clock of the real fabric.
 #include "call_timer.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "comm_timing.hpp"
 #include "genie/common/log.hpp"
 #include "nccl_debug.hpp"
@@ -22,7 +25,7 @@ SimTime NetsimTimer::finish_time(SimTime start, SimTime duration) {
 }
 
 Result<SimTime> NetsimTimer::end_collective(const CollCall& c, SimTime /*ready*/, SimTime start, const WaitWhat& what) {
-  auto cost = owner_->timing().collective(c.collective, c.count, c.datatype, c.root);
+  auto cost = owner_->timing().collective(c.collective, c.count, c.datatype, c.root, c.tuning);
   if (!cost.is_ok()) {
     GENIE_LOG_ERROR("shim", "netsim cannot time {}: {}", what_string(what), cost.status().message());
     return Status(Errc::kInternal, "netsim cannot time " + what_string(what) + ": " + cost.status().message());
@@ -55,6 +58,9 @@ Status CoordinatorTimer::begin_collective(const CollCall& c, uint64_t seq, SimTi
   m.redop = static_cast<uint8_t>(timing_redop(c.op.kind));
   m.root = c.root;
   m.count = c.count;
+  m.min_ctas = c.tuning.min_ctas;
+  m.max_ctas = c.tuning.max_ctas;
+  std::memcpy(m.algo.data(), c.tuning.algo.data(), std::min(c.tuning.algo.size(), m.algo.size()));  // checked to fit
   GENIE_ASSIGN_OR_RETURN(batch_, coord_.submit({sched::coord::Message{m}}, lane));
   return Status::ok();
 }

@@ -103,6 +103,7 @@ std::string what_string(const WaitWhat& w) {
 
 template <class Run>
 Status Communicator::enqueue(const char* label, Run run, fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes) {
+  if (suspended()) return invalid_usage(std::string(label) + " on a suspended communicator (ncclCommSuspend)");
   sched::OpSpec spec;
   spec.label = label;
   spec.may_run_inline = false;  // it waits for peers: never on the calling thread (-g N drives several ranks)
@@ -181,6 +182,25 @@ Status Communicator::enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s
         return c.run_p2p(calls, order, ready, lane);
       },
       s, sched::OpKind::kP2p, bytes);
+}
+
+Status Communicator::enqueue_put(PutCall call, fakecuda::Stream& s) {
+  const uint64_t bytes = call.bytes;
+  return enqueue(
+      call.win ? "PutSignal" : "Signal",
+      [call](Communicator& c, uint64_t order, SimTime ready, const sched::ExternalOp& lane) {
+        return c.run_put(call, order, ready, lane);
+      },
+      s, sched::OpKind::kP2p, bytes);
+}
+
+Status Communicator::enqueue_wait_signal(std::vector<SignalWait> waits, fakecuda::Stream& s) {
+  return enqueue(
+      "WaitSignal",
+      [waits = std::move(waits)](Communicator& c, uint64_t order, SimTime ready, const sched::ExternalOp& lane) {
+        return c.run_wait_signal(waits, order, ready, lane);
+      },
+      s, sched::OpKind::kP2p, 0);
 }
 
 // After a failure the stream op stays pending, as a GPU kernel waiting on a dead peer would, until the

@@ -9,6 +9,7 @@
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
 #include "genie/netsim/schedule.hpp"
+#include "comm_timing.hpp"
 #include "reduce/reduce_kernels.hpp"
 #include "shared_segment.hpp"
 
@@ -35,6 +36,7 @@ struct CollCall {
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
   BufferRef send_ref, recv_ref;
+  CallTuning tuning;  ///< the call's own configuration (ncclCollConfig_t), if any
   /// Both refs are as peers in other processes map them (on a memfd): a real-fabric call may let peers read in place.
   bool shared = false;
 

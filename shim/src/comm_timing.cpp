@@ -97,12 +97,7 @@ Result<std::shared_ptr<CommTiming>> CommTiming::create(const std::vector<RankPla
 }
 
 void CommTiming::set_options(const TuningOptions& opts) {
-  env_ = base_env_;
-  // NCCL bounds the channels by min(NCCL_MAX_NCHANNELS, maxCTAs) and max(NCCL_MIN_NCHANNELS, minCTAs) (connect.cc);
-  // netsim's tuning applies the two bounds as NCCL does.
-  if (opts.max_ctas > 0)
-    env_.max_channels = env_.max_channels > 0 ? std::min(env_.max_channels, opts.max_ctas) : opts.max_ctas;
-  if (opts.min_ctas > 0) env_.min_channels = std::max(env_.min_channels, opts.min_ctas);
+  env_ = base_env_.restricted(opts.min_ctas, opts.max_ctas, "");
   if (opts.collnet_enable >= 0) env_.collnet_enable = opts.collnet_enable;
 }
 
@@ -116,6 +111,11 @@ Status CommTiming::find_runnable() {
       return invalid_usage(tuning.status().message());
   }
   return Status::ok();
+}
+
+Status CommTiming::runnable_with(netsim::Collective c, const CallTuning& call) const {
+  const netsim::NcclEnv env = env_.restricted(call.min_ctas, call.max_ctas, call.algo);
+  return netsim::select_tuning(spec_for(c, 1, netsim::DataType::kFloat32, 0), *topo_, env).status();
 }
 
 std::shared_ptr<CommTiming> CommTiming::subset(const std::vector<int>& parent_ranks, const TuningOptions& opts) const {
@@ -157,8 +157,33 @@ std::array<uint64_t, 4> CommTiming::key_of(const netsim::CollectiveSpec& spec) {
           static_cast<uint64_t>(spec.root)};
 }
 
-Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root) {
+Result<CallCost> CommTiming::collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root,
+                                        const CallTuning& call) {
   const netsim::CollectiveSpec spec = spec_for(c, count, dt, root);
+  if (call.any()) {
+    // A per-call configuration (ncclCollConfig_t): planned with it, not cached with the communicator's choices.
+    auto ckey = std::make_tuple(key_of(spec), call.min_ctas, call.max_ctas, call.algo);
+    {
+      std::lock_guard lk(mu_);
+      auto it = call_cache_.find(ckey);
+      if (it != call_cache_.end()) return it->second;
+    }
+    const netsim::NcclEnv env = env_.restricted(call.min_ctas, call.max_ctas, call.algo);
+    GENIE_ASSIGN_OR_RETURN(netsim::Schedule sched, netsim::plan_collective(spec, *topo_, env));
+    GENIE_ASSIGN_OR_RETURN(netsim::CollectiveTiming timing, netsim::simulate_schedule(topo_, sched, sim_options_));
+    CallCost cost{timing.duration(), sched.tuning};
+    if (nccl_debug_level() >= NcclDebugLevel::kInfo)
+      nccl_debug(NcclDebugLevel::kInfo, -1,
+                 "%s: %llu x %s on %d ranks -> %s/%s, %d channels, %.2f us (ncclCollConfig_t: minCTAs %d maxCTAs %d "
+                 "algSelection '%s')",
+                 netsim::collective_name(c), static_cast<unsigned long long>(count), netsim::datatype_name(dt),
+                 spec.nranks, netsim::algorithm_name(sched.tuning.algorithm),
+                 netsim::protocol_name(sched.tuning.protocol), sched.tuning.nchannels, cost.duration.count_ns() / 1e3,
+                 call.min_ctas, call.max_ctas, call.algo.c_str());
+    std::lock_guard lk(mu_);
+    call_cache_[ckey] = cost;
+    return cost;
+  }
   const std::array<uint64_t, 4> key = key_of(spec);
   {
     std::lock_guard lk(mu_);

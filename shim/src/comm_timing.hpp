@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <tuple>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,16 @@ namespace genie::shim {
 struct RankPlace {
   std::string node;  ///< emulated node name (GENIE_NODE or hostname)
   int cuda_dev = 0;
+};
+
+/// One call's own tuning (ncclCollConfig_t's minCTAs, maxCTAs and algSelection): empty fields leave the
+/// communicator's.
+struct CallTuning {
+  int min_ctas = 0;
+  int max_ctas = 0;
+  std::string algo;  ///< NCCL_ALGO syntax
+  bool force_algo = true;  ///< forceAlgSelection: a selection that cannot be met is an error (else ignored)
+  bool any() const { return min_ctas > 0 || max_ctas > 0 || !algo.empty(); }
 };
 
 /// What the tuning chose for one call and what it costs.
@@ -59,8 +71,11 @@ class CommTiming {
   /// parent_ranks[i]).
   std::shared_ptr<CommTiming> subset(const std::vector<int>& parent_ranks, const TuningOptions& opts = {}) const;
 
+  /// Whether NCCL's tuning finds an algorithm for collective `c` here under `call`'s restrictions (why not, if not).
+  Status runnable_with(netsim::Collective c, const CallTuning& call) const;
   /// Duration of a collective on this communicator (spec.nranks and placement are filled in here).
-  Result<CallCost> collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root);
+  Result<CallCost> collective(netsim::Collective c, uint64_t count, netsim::DataType dt, int root,
+                              const CallTuning& call = {});
   /// The real fabric's plan for a collective (cached per shape): the tuning NCCL's model picks, with the
   /// algorithm replaced by Ring/Direct where the CPU executor cannot run the chosen one; `simulate` also
   /// times it in netsim (for --compare sim).
@@ -103,7 +118,9 @@ class CommTiming {
   /// Cache key of a call: (collective, count, datatype, root).
   static std::array<uint64_t, 4> key_of(const netsim::CollectiveSpec& spec);
   std::unordered_map<std::array<uint64_t, 4>, CallCost, KeyHash> cache_;     ///< (collective, count, dtype, root)
-  std::unordered_map<std::array<uint64_t, 4>, SimTime, KeyHash> p2p_cache_;  ///< (src gpu, dst gpu, bytes, 0)
+  std::unordered_map<std::array<uint64_t, 4>, SimTime, KeyHash> p2p_cache_;
+  /// Calls with their own configuration (ncclCollConfig_t): shape and configuration -> cost.
+  std::map<std::tuple<std::array<uint64_t, 4>, int, int, std::string>, CallCost> call_cache_;  ///< (src gpu, dst gpu, bytes, 0)
   std::unordered_map<std::array<uint64_t, 4>, std::shared_ptr<const FabricPlan>, KeyHash> plan_cache_;
 };
 

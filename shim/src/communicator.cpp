@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Communicator set-up and tear-down: bootstrap, the choice of transport and timer, placement, split and shrink.
 #include "communicator.hpp"
+#include "one_sided.hpp"
 
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -136,6 +137,11 @@ Result<std::shared_ptr<Communicator>> Communicator::init_rank(fakecuda::Runtime&
         std::string("the real fabric (") +
         (real ? "GENIE_FABRIC=real" : "ranks on hosts " + std::string(mine.host) + " and " + other_host) +
         ") measures wall-clock time and needs GENIE_CLOCK=realtime (genie run --fabric real sets it)");
+  // ncclSetEncryption: traffic between hosts would cross the real fabric and the bootstrap's sockets in the clear.
+  if (!other_host.empty() && encryption_mode() != 0)
+    return invalid_usage("ncclSetEncryption asked for encrypted sockets, but Genie's bootstrap and real-fabric "
+                         "transport cannot encrypt traffic between hosts " + std::string(mine.host) + " and " +
+                         other_host);
   // Placement and tuning before any rank's resources are opened: a topology or NCCL_ALGO / NCCL_PROTO that
   // cannot be used fails every rank alike.
   std::vector<RankPlace> places;
@@ -265,7 +271,18 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(fakecuda::Runtime& 
   return c;
 }
 
-Communicator::~Communicator() = default;
+namespace {
+std::atomic<int> g_encryption_mode{0};
+}  // namespace
+
+void set_encryption_mode(int mode) { g_encryption_mode.store(mode, std::memory_order_release); }
+int encryption_mode() { return g_encryption_mode.load(std::memory_order_acquire); }
+
+Communicator::Communicator(fakecuda::Runtime& rt) : rt_(rt) {}
+
+Communicator::~Communicator() {
+  if (signals_ && signals_->alloc) (void)rt_.free_memory(signals_->alloc, false);
+}
 
 void Communicator::set_async_error(const Status& why) {
   // The message goes first: a thread that sees the code in ncclCommGetAsyncError then finds it in

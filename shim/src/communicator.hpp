@@ -32,6 +32,27 @@ class Stream;
 
 namespace genie::shim {
 
+struct Window;      // one_sided.hpp
+struct SignalArea;  // one_sided.hpp
+
+/// One ncclPutSignal / ncclSignal as enqueued: `bytes` from `src` into the peer's window `win` at `offset` (none
+/// for a signal), then one signal raised at the peer.
+struct PutCall {
+  int peer = 0;
+  const void* src = nullptr;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  netsim::DataType datatype = netsim::DataType::kUint8;
+  Window* win = nullptr;  ///< null for ncclSignal
+  uint64_t offset = 0;
+};
+
+/// One entry of ncclWaitSignal: `count` more signals from `peer`.
+struct SignalWait {
+  int peer = 0;
+  uint64_t count = 0;
+};
+
 /// Communicator options (ncclConfig_t, the parts we honour).
 struct CommOptions {
   bool blocking = true;
@@ -116,6 +137,27 @@ class Communicator final : public CommState, public std::enable_shared_from_this
   /// Enqueues a batch of sends and receives (one group's worth on one stream).
   Status enqueue_p2p(std::vector<P2PCall> calls, fakecuda::Stream& s);
 
+  /// ncclPutSignal / ncclSignal: enqueued on `s` in the communicator's issue order; the bytes land in the peer's
+  /// window when the op runs, and the peer's signal counter rises with the arrival time netsim gives the message.
+  Status enqueue_put(PutCall call, fakecuda::Stream& s);
+  /// ncclWaitSignal: completes when every entry's signals have arrived, at the latest arrival (or when the stream
+  /// reached it, if later).
+  Status enqueue_wait_signal(std::vector<SignalWait> waits, fakecuda::Stream& s);
+  /// ncclCommWindowRegister's collective part: every rank calls it with its own buffer; afterwards `w` knows every
+  /// rank's window (and, from the first window on, every rank's signal area).
+  Status exchange_window(Window& w);
+
+  /// Whether a window was registered (and so the signal areas exchanged).
+  bool has_windows() const { return signals_ != nullptr && signals_ready_.load(std::memory_order_acquire); }
+
+  /// ncclCommSuspend / ncclCommResume: calls on a suspended communicator are refused (ncclInvalidUsage).
+  Status suspend(int flags);
+  Status resume();
+  bool suspended() const { return suspended_.load(std::memory_order_acquire); }
+  /// Device memory this communicator holds (ncclCommMemStats): released by a suspend, and kept for its life.
+  uint64_t suspendable_bytes() const { return 0; }
+  uint64_t persistent_bytes() const;
+
   /// PreMulSum operators created on this communicator.
   Result<int> create_redop(const RedOpSpec& spec);
   Status destroy_redop(int id);
@@ -126,7 +168,7 @@ class Communicator final : public CommState, public std::enable_shared_from_this
   Result<std::vector<std::vector<uint8_t>>> gather_small(const std::vector<int>& members, const void* mine, size_t len);
 
  private:
-  explicit Communicator(fakecuda::Runtime& rt) : rt_(rt) {}
+  explicit Communicator(fakecuda::Runtime& rt);
   /// create() with the timer this process's configuration calls for, the communicator's key from its members, and
   /// the coordinator told of it (`parent_key`: the communicator it was split from, 0 for none).
   static Result<std::shared_ptr<Communicator>> assemble(fakecuda::Runtime& rt, int rank,
@@ -143,6 +185,9 @@ class Communicator final : public CommState, public std::enable_shared_from_this
   Status enqueue(const char* label, Run run, fakecuda::Stream& s, sched::OpKind kind, uint64_t bytes);
   Result<SimTime> run_collective(const CollCall& c, uint64_t order, SimTime ready, const sched::ExternalOp& lane);
   Result<SimTime> run_p2p(std::vector<P2PCall>& calls, uint64_t order, SimTime ready, const sched::ExternalOp& lane);
+  Result<SimTime> run_put(const PutCall& p, uint64_t order, SimTime ready, const sched::ExternalOp& lane);
+  Result<SimTime> run_wait_signal(const std::vector<SignalWait>& waits, uint64_t order, SimTime ready,
+                                  const sched::ExternalOp& lane);
   /// With exec_mu_ held: waits until every op issued before `order` on this rank has run, as NCCL runs a
   /// communicator's operations in the order they were issued, whatever streams they are on (FSDP issues
   /// all-gathers and reduce-scatters of one communicator on two streams). Fails when the communicator is
@@ -193,9 +238,20 @@ class Communicator final : public CommState, public std::enable_shared_from_this
   SimTime last_end_ = SimTime::zero();  ///< end of the previous op: NCCL never overlaps a communicator's ops
   std::vector<uint64_t> sent_, received_;  ///< p2p messages sent to / received from each peer (exec_mu_)
 
+  std::atomic<bool> suspended_{false};
+  /// One-sided communication (one_sided.cpp): made by the first window registration.
+  std::unique_ptr<SignalArea> signals_;
+  std::atomic<bool> signals_ready_{false};
+  std::vector<uint64_t> signals_consumed_;  ///< signals consumed by ncclWaitSignal, per peer (exec_mu_)
+
   mutable std::mutex redop_mu_;
   std::vector<std::pair<bool, RedOpSpec>> redops_;  ///< index = ncclRedOp_t - ncclNumOps
 };
+
+/// ncclSetEncryption's mode for communicators made from now on (0: none, 1: pre-shared key). Ranks on one host
+/// exchange nothing over sockets that leave it; between hosts Genie cannot encrypt, and init refuses.
+void set_encryption_mode(int mode);
+int encryption_mode();
 
 /// A PreMulSum scalar stored in datatype `dt` at `p`, as a double.
 double scalar_from_bytes(const void* p, netsim::DataType dt);

@@ -17,21 +17,10 @@
 #include "genie/fakecuda/runtime.hpp"
 #include "group.hpp"
 #include "nccl_debug.hpp"
+#include "one_sided.hpp"
 #include "peer_memory.hpp"
 #include "nccl_api_support.hpp"
 #include "shim_errors.hpp"
-
-// Device-API types (nccl_device.h needs nvcc); only their host entry points are served here.
-struct ncclTeam {
-  int nRanks, rank, stride;
-};
-typedef struct ncclTeam ncclTeam_t;
-struct ncclDevCommRequirements;
-struct ncclDevComm;
-struct ncclDevResourceRequirements;
-struct ncclGinBarrierHandle;
-struct ncclLsaBarrierHandle;
-struct ncclLLA2AHandle;
 
 namespace genie::shim {
 
@@ -41,7 +30,7 @@ double scalar_from_bytes(const void* p, netsim::DataType dt);
 
 namespace {
 
-constexpr int kNcclVersionCode = 22809;  // NCCL 2.28.9: clients gate features on it (nccl-tests: >= 2.28)
+constexpr int kNcclVersionCode = NCCL_VERSION_CODE;  // 2.32.6, the API served in full: clients gate features on it
 
 const config::Param<int64_t> kLaunchOverheadNs{
     "shim.launch_overhead_ns",
@@ -227,6 +216,8 @@ GENIE_NCCL_EXPORT const char* ncclGetErrorString(ncclResult_t result) {
       return "remote process exited or there was a network error";
     case ncclInProgress:
       return "NCCL operation in progress";
+    case ncclTimeout:
+      return "timeout";
     default:
       return "unknown result code";
   }
@@ -333,6 +324,89 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanks
     if (shrinkFlags == NCCL_SHRINK_ABORT) parent->abort();
     return start_init(newcomm, opts, parent->cuda_dev(),
                       [parent, exclude, opts] { return parent->shrink(exclude, opts); });
+  });
+}
+
+// ----------------------------------------------------------------------------------------------------
+// Growing a communicator (NCCL 2.29): the grown communicator is a new one on a fresh bootstrap, whose id the existing
+// root made with ncclCommGetUniqueId and hands to the other existing ranks over the parent; existing ranks keep their
+// ranks, new ranks take the ones they are given.
+namespace {
+std::mutex g_grow_mu;
+std::unordered_set<const ncclComm*> g_grow_pending;  // communicators whose grow id was made and not yet used
+
+struct GrowEntry {
+  int32_t has_id = 0;
+  char id[NCCL_UNIQUE_ID_BYTES] = {};
+};
+}  // namespace
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(uniqueId, "uniqueId"));
+    GENIE_TRY(ready_comm(comm).status());
+    std::lock_guard lk(g_grow_mu);
+    if (g_grow_pending.count(comm) != 0)
+      return invalid_usage("the communicator's last ncclCommGetUniqueId id has not been used by ncclCommGrow yet");
+    GENIE_ASSIGN_OR_RETURN(UniqueId id, new_unique_id());
+    id.encode(uniqueId->internal);
+    g_grow_pending.insert(comm);
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                                            ncclComm_t* newcomm, ncclConfig_t* config) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(newcomm, "newcomm"));
+    *newcomm = nullptr;
+    if (comm == nullptr) {  // a new rank
+      GENIE_TRY(check_ptr(uniqueId, "uniqueId"));
+      return init_rank_config(newcomm, nRanks, *uniqueId, rank, config);
+    }
+    if (rank != -1)
+      return invalid_argument("rank " + std::to_string(rank) + ": existing ranks pass -1 (they keep their ranks)");
+    GENIE_ASSIGN_OR_RETURN(auto parent, ready_comm(comm));
+    if (nRanks <= parent->nranks())
+      return invalid_argument("nRanks " + std::to_string(nRanks) + " must be larger than the communicator's " +
+                              std::to_string(parent->nranks()) + " ranks");
+    if (uniqueId != nullptr) {
+      std::lock_guard lk(g_grow_mu);
+      if (g_grow_pending.count(comm) == 0)
+        return invalid_usage("uniqueId was not made by ncclCommGetUniqueId on this communicator, or was used");
+    }
+    CommOptions opts = parent->options();
+    GENIE_TRY(comm_options(config, &opts));
+    GrowEntry mine;
+    if (uniqueId != nullptr) {
+      mine.has_id = 1;
+      std::memcpy(mine.id, uniqueId->internal, sizeof(mine.id));
+    }
+    std::vector<int> everyone(static_cast<size_t>(parent->nranks()));
+    for (int r = 0; r < parent->nranks(); ++r) everyone[static_cast<size_t>(r)] = r;
+    GENIE_ASSIGN_OR_RETURN(auto all, parent->gather_small(everyone, &mine, sizeof(mine)));
+    int roots = 0;
+    GrowEntry root;
+    for (const auto& bytes : all) {
+      GrowEntry e;
+      std::memcpy(&e, bytes.data(), sizeof(e));
+      if (e.has_id) roots++, root = e;
+    }
+    if (roots != 1)
+      return invalid_usage("ncclCommGrow: exactly one existing rank (the root) passes the uniqueId; " +
+                           std::to_string(roots) + " did");
+    GENIE_ASSIGN_OR_RETURN(UniqueId id, UniqueId::decode(root.id));
+    GENIE_ASSIGN_OR_RETURN(fakecuda::Runtime * rt, the_runtime());
+    const int dev = parent->cuda_dev();
+    const int me = parent->rank();
+    Status st = start_init(newcomm, opts, dev, [rt, id, nRanks, me, dev, opts] {
+      return Communicator::init_rank(*rt, id, nRanks, me, dev, opts);
+    });
+    if (uniqueId != nullptr && (st.is_ok() || st.code() == Errc::kNotReady)) {
+      std::lock_guard lk(g_grow_mu);
+      g_grow_pending.erase(comm);  // consumed
+    }
+    return st;
   });
 }
 
@@ -501,87 +575,110 @@ GENIE_NCCL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* h
   return guard(__func__, [&] { return remove_registration(comm, handle); });
 }
 
+namespace {
+std::mutex g_win_mu;
+std::unordered_set<const ncclWindow_vidmem*> g_wins;
+}  // namespace
+
+namespace genie::shim {
+Result<Window*> window_of(ncclComm_t comm, ncclWindow_t win, const char* what) {
+  std::lock_guard lk(g_win_mu);
+  if (win == nullptr || g_wins.count(win) == 0 || win->comm != comm)
+    return invalid_argument(std::string(what) + " is not a window registered on this communicator");
+  return &win->w;
+}
+Result<std::pair<ncclComm_t, Window*>> window_lookup(ncclWindow_t win, const char* what) {
+  std::lock_guard lk(g_win_mu);
+  if (win == nullptr || g_wins.count(win) == 0) return invalid_argument(std::string(what) + " is not a registered window");
+  return std::make_pair(const_cast<ncclComm_t>(static_cast<const ncclComm*>(win->comm)), &win->w);
+}
+}  // namespace genie::shim
+
+// Collective, as in NCCL: every rank registers its buffer, and each learns where the others' are (one_sided.hpp).
 GENIE_NCCL_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
                                                       int winFlags) {
   return guard(__func__, [&]() -> Status {
     GENIE_TRY(check_ptr(win, "win"));
-    if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC)
-      return invalid_argument("winFlags " + std::to_string(winFlags) + " is not a known NCCL_WIN_* flag");
-    if (winFlags == NCCL_WIN_COLL_SYMMETRIC && reinterpret_cast<uintptr_t>(buff) % NCCL_WIN_REQUIRED_ALIGNMENT != 0)
+    constexpr int kKnown = NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING | NCCL_WIN_GIN_ONLY | NCCL_WIN_CFT_COUNTED;
+    if ((winFlags & ~kKnown) != 0)
+      return invalid_argument("winFlags " + std::to_string(winFlags) + " is not a combination of NCCL_WIN_* flags");
+    if ((winFlags & NCCL_WIN_COLL_SYMMETRIC) && reinterpret_cast<uintptr_t>(buff) % NCCL_WIN_REQUIRED_ALIGNMENT != 0)
       return invalid_argument("a symmetric window must be aligned to NCCL_WIN_REQUIRED_ALIGNMENT (4096)");
-    GENIE_ASSIGN_OR_RETURN(void* h, add_registration(comm, buff, size));
-    *win = static_cast<ncclWindow_t>(h);
+    if (size > 0) GENIE_TRY(check_ptr(buff, "buff"));
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    auto w = std::make_unique<ncclWindow_vidmem>();
+    w->comm = comm;
+    w->w.base = buff;
+    w->w.size = size;
+    w->w.flags = winFlags;
+    GENIE_TRY(c->exchange_window(w->w));
+    std::lock_guard lk(g_win_mu);
+    *win = w.release();
+    g_wins.insert(*win);
     return Status::ok();
   });
 }
 
 GENIE_NCCL_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-  return guard(__func__, [&] { return remove_registration(comm, static_cast<void*>(win)); });
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(ready_comm(comm).status());
+    std::lock_guard lk(g_win_mu);
+    if (win == nullptr || g_wins.count(win) == 0 || win->comm != comm)
+      return invalid_argument("win is not a window registered on this communicator");
+    g_wins.erase(win);
+    delete win;
+    return Status::ok();
+  });
+}
+
+GENIE_NCCL_EXPORT ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(outUserPtr, "outUserPtr"));
+    GENIE_ASSIGN_OR_RETURN(Window * w, window_of(comm, win, "win"));
+    *outUserPtr = w->base;
+    return Status::ok();
+  });
 }
 
 // ----------------------------------------------------------------------------------------------------
-// Device API: needs GPU kernels and symmetric memory we do not emulate.
-namespace {
-ncclResult_t device_api(const char* fn) {
-  return fail(fn, invalid_usage("the NCCL device API needs GPU kernels and NVLink symmetric memory, which Genie "
-                                "does not emulate"));
+// Suspend, resume, memory statistics (NCCL 2.29.7)
+GENIE_NCCL_EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags) {
+  return guard(__func__, [&]() -> Status {
+    if ((flags & ~NCCL_SUSPEND_MEM) != 0)
+      return invalid_argument("flags " + std::to_string(flags) + " is not a combination of NCCL_SUSPEND_* flags");
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    return c->suspend(flags);
+  });
 }
-ncclTeam_t team_of(ncclComm_t comm, int which) {
-  auto c = ready_comm(comm);
-  if (!c.is_ok()) return ncclTeam_t{0, -1, 1};
-  const Communicator& k = *c.value();
-  // Ranks sharing the first rank's node form the NVLink ("LSA") team, as on one HGX server.
-  int per_node = 0;
-  auto& t = const_cast<Communicator&>(k).timing();
-  for (int r = 0; r < k.nranks(); ++r)
-    if (t.topology().nodes()[static_cast<size_t>(t.topology().gpu_node(t.gpu_of(r)))].server ==
-        t.topology().nodes()[static_cast<size_t>(t.topology().gpu_node(t.gpu_of(0)))].server)
-      ++per_node;
-  per_node = std::max(1, per_node);
-  switch (which) {
-    case 0:
-      return ncclTeam_t{k.nranks(), k.rank(), 1};
-    case 1:
-      return ncclTeam_t{per_node, k.rank() % per_node, 1};
-    default:
-      return ncclTeam_t{std::max(1, k.nranks() / per_node), k.rank() / per_node, per_node};
-  }
-}
-}  // namespace
 
-GENIE_NCCL_EXPORT ncclResult_t ncclDevCommCreate(ncclComm_t, const ncclDevCommRequirements*, ncclDevComm*) {
-  return device_api(__func__);
+GENIE_NCCL_EXPORT ncclResult_t ncclCommResume(ncclComm_t comm) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    return c->resume();
+  });
 }
-GENIE_NCCL_EXPORT ncclResult_t ncclDevCommDestroy(ncclComm_t, const ncclDevComm*) { return device_api(__func__); }
-GENIE_NCCL_EXPORT ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t, ncclTeam_t, int, ncclGinBarrierHandle*,
-                                                               ncclDevResourceRequirements*) {
-  return device_api(__func__);
-}
-GENIE_NCCL_EXPORT ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t, int, ncclLsaBarrierHandle*,
-                                                               ncclDevResourceRequirements*) {
-  return device_api(__func__);
-}
-GENIE_NCCL_EXPORT ncclResult_t ncclLLA2ACreateRequirement(int, int, ncclLLA2AHandle*, ncclDevResourceRequirements*) {
-  return device_api(__func__);
-}
-GENIE_NCCL_EXPORT int ncclLLA2ACalcSlots(int maxElts, int maxEltSize) {
-  // Slots of 8 bytes per element (LL-style), as a host-side sizing helper; no device state is involved.
-  if (maxElts < 0 || maxEltSize < 0) return 0;
-  return maxElts * ((maxEltSize + 7) / 8);
-}
-GENIE_NCCL_EXPORT ncclTeam_t ncclTeamWorld(ncclComm_t comm) { return team_of(comm, 0); }
-GENIE_NCCL_EXPORT ncclTeam_t ncclTeamLsa(ncclComm_t comm) { return team_of(comm, 1); }
-GENIE_NCCL_EXPORT ncclTeam_t ncclTeamRail(ncclComm_t comm) { return team_of(comm, 2); }
-GENIE_NCCL_EXPORT int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank) {
-  auto c = ready_comm(comm);
-  if (!c.is_ok()) return -1;
-  return c.value()->rank() + (rank - team.rank) * team.stride;
-}
-GENIE_NCCL_EXPORT int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank) {
-  ncclTeam_t lsa = ncclTeamLsa(comm);
-  int world = ncclTeamRankToWorld(comm, team, rank);
-  if (world < 0 || lsa.nRanks <= 0) return -1;
-  return world % lsa.nRanks;
+
+GENIE_NCCL_EXPORT ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value) {
+  return guard(__func__, [&]() -> Status {
+    GENIE_TRY(check_ptr(value, "value"));
+    GENIE_ASSIGN_OR_RETURN(auto c, ready_comm(comm));
+    switch (enum_raw(stat)) {
+      case ncclStatGpuMemSuspend:
+        *value = c->suspendable_bytes();
+        return Status::ok();
+      case ncclStatGpuMemSuspended:
+        *value = c->suspended() ? 1 : 0;
+        return Status::ok();
+      case ncclStatGpuMemPersist:
+        *value = c->persistent_bytes();
+        return Status::ok();
+      case ncclStatGpuMemTotal:
+        *value = c->suspendable_bytes() + c->persistent_bytes();
+        return Status::ok();
+      default:
+        return invalid_argument("stat " + std::to_string(enum_raw(stat)) + " is not a ncclCommMemStat_t");
+    }
+  });
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -611,3 +708,9 @@ GENIE_NCCL_ALIAS(ncclResult_t, ncclCommRegister, (const ncclComm_t, void*, size_
 GENIE_NCCL_ALIAS(ncclResult_t, ncclCommDeregister, (const ncclComm_t, void*))
 GENIE_NCCL_ALIAS(ncclResult_t, ncclCommWindowRegister, (ncclComm_t, void*, size_t, ncclWindow_t*, int))
 GENIE_NCCL_ALIAS(ncclResult_t, ncclCommWindowDeregister, (ncclComm_t, ncclWindow_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclWinGetUserPtr, (ncclComm_t, ncclWindow_t, void**))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommSuspend, (ncclComm_t, int))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommResume, (ncclComm_t))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommMemStats, (ncclComm_t, ncclCommMemStat_t, uint64_t*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommGetUniqueId, (ncclComm_t, ncclUniqueId*))
+GENIE_NCCL_ALIAS(ncclResult_t, ncclCommGrow, (ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*))

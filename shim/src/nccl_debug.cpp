@@ -2,6 +2,8 @@
 // NCCL_DEBUG output. Written to stderr (NCCL writes stdout by default; we never write to a program's stdout).
 #include "nccl_debug.hpp"
 
+#include <nccl.h>
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -106,7 +108,7 @@ void nccl_debug_init_line(const Communicator& c) {
   static std::once_flag once;
   std::call_once(once, [&] {
     if (nccl_debug_level() >= NcclDebugLevel::kVersion)
-      std::fprintf(debug_stream(), "NCCL version 2.28.9+cuda13.0 (Genie: %s)\n",
+      std::fprintf(debug_stream(), "NCCL version %d.%d.%d+cuda13.2 (Genie: %s)\n", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH,
                    c.real_fabric() ? "real fabric" : "simulated fabric");
   });
   if (nccl_debug_level() < NcclDebugLevel::kInfo) return;

@@ -50,6 +50,11 @@ struct alignas(64) RankSlot {
   std::atomic<uint64_t> gather_seq{0};   ///< small all-gather: seq posted
   std::atomic<uint64_t> gather_done{0};  ///< small all-gather: seq whose payloads this rank has read
   uint8_t gather[kGatherBytes] = {};
+  /// The same for the exchanges of a split's or shrink's members as they make the new communicator (a lane of its own:
+  /// ranks outside them, excluded by a shrink, skip these and only these, so the first lane stays in step).
+  std::atomic<uint64_t> sub_gather_seq{0};
+  std::atomic<uint64_t> sub_gather_done{0};
+  uint8_t sub_gather[kGatherBytes] = {};
 };
 
 /// One message of a point-to-point mailbox.

@@ -12,6 +12,11 @@ if(TARGET nccl2 AND TARGET example_collectives)
   genie_add_e2e(e2e_nccl_collectives_devices_null collectives NCCL ARGS devices-null 2)
   genie_add_e2e(e2e_nccl_p2p_devices_null p2p NCCL ARGS devices-null 3)
   genie_add_e2e(e2e_nccl_comm_ops comm_ops NCCL ARGS 4)
+  # NCCL 2.29-2.32: grow, one-sided put/signal/wait, suspend/resume, per-call config, parameters, encryption.
+  genie_add_e2e(e2e_nccl_232_api nccl232_api NCCL ARGS 4)
+  # ncclCollConfig_t reaches netsim's tuning: maxCTAs=1 with algSelection=ring gives a one-channel ring.
+  genie_add_e2e(e2e_nccl_232_call_config nccl232_api NCCL ENV NCCL_DEBUG=INFO ARGS 2
+    REGEX "all_reduce: 67108864 x float on 2 ranks -> Ring/[A-Za-z0-9]+, 1 channels, [0-9.]+ us \\(ncclCollConfig_t: minCTAs 0 maxCTAs 1 algSelection 'ring'\\)")
   # NCCL_DEBUG_FILE: one file per process (%h, %p expanded), nothing on stderr.
   add_test(NAME e2e_nccl_debug_file
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/nccl_debug_file.sh

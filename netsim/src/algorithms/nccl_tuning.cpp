@@ -190,4 +190,13 @@ NcclEnv NcclEnv::from_config(const config::Config& cfg) {
   return e;
 }
 
+NcclEnv NcclEnv::restricted(int min_ctas, int max_ctas, const std::string& algo_selection) const {
+  NcclEnv e = *this;
+  // NCCL bounds the channels by min(NCCL_MAX_NCHANNELS, maxCTAs) and max(NCCL_MIN_NCHANNELS, minCTAs) (connect.cc).
+  if (max_ctas > 0) e.max_channels = e.max_channels > 0 ? std::min(e.max_channels, max_ctas) : max_ctas;
+  if (min_ctas > 0) e.min_channels = std::max(e.min_channels, min_ctas);
+  if (!algo_selection.empty()) e.algo = algo_selection;
+  return e;
+}
+
 }  // namespace genie::netsim

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -230,6 +231,10 @@ struct CoordinatorCore::Impl {
       r.redop = static_cast<netsim::RedOp>(m.redop);
       r.root = m.root;
       r.count = m.count;
+      r.min_ctas = m.min_ctas;
+      r.max_ctas = m.max_ctas;
+      r.algo.assign(reinterpret_cast<const char*>(m.algo.data()),
+                    strnlen(reinterpret_cast<const char*>(m.algo.data()), m.algo.size()));
       r.nranks = c.nranks;
       r.ready_ns.assign(static_cast<size_t>(c.nranks), -1);
       pc.arrived.assign(static_cast<size_t>(c.nranks), false);
@@ -326,7 +331,9 @@ struct CoordinatorCore::Impl {
       r.bytes = r.count * netsim::datatype_size(r.datatype);
       return resolve(key, pc);
     }
-    auto plan = netsim::plan_collective(spec, *opt.topology, opt.nccl_env);
+    const bool own = !r.p2p && (r.min_ctas > 0 || r.max_ctas > 0 || !r.algo.empty());
+    auto plan = netsim::plan_collective(spec, *opt.topology,
+                                        own ? opt.nccl_env.restricted(r.min_ctas, r.max_ctas, r.algo) : opt.nccl_env);
     if (!plan.is_ok()) return fail(key, "netsim cannot plan it: " + plan.status().message());
     r.tuning = plan->tuning;
     r.bytes = plan->payload_bytes();

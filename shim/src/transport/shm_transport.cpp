@@ -438,32 +438,37 @@ Status ShmTransport::p2p(std::vector<P2PMessage>& msgs, SimTime ready) {
 
 Result<std::vector<std::vector<uint8_t>>> ShmTransport::gather(const std::vector<int>& members, const void* mine,
                                                                size_t len) {
+  return gather_on(main_lane_, members, mine, len);
+}
+
+Result<std::vector<std::vector<uint8_t>>> ShmTransport::gather_on(GatherLane& lane, const std::vector<int>& members,
+                                                                  const void* mine, size_t len) {
   GENIE_ASSERT(len <= kGatherBytes, "gather payload too large");
-  const uint64_t seq = ++gather_seq_;
+  const uint64_t seq = ++lane.seq;
   RankSlot& my = seg_->slot(rank_);
   const WaitWhat what{nullptr, "communicator split/shrink", 0};
   // Everyone who took part in this rank's previous exchange must have read that payload before it is
   // overwritten; after a split that is every rank of the parent, not only this colour's members.
-  const std::vector<int> prev = gather_prev_members_.empty() ? members : gather_prev_members_;
-  GENIE_TRY(wait_all_reach(&RankSlot::gather_done, seq - 1, &prev, what));
-  gather_prev_members_ = members;
-  std::memcpy(my.gather, mine, len);
-  my.gather_seq.store(seq, std::memory_order_release);
+  const std::vector<int> prev = lane.prev_members.empty() ? members : lane.prev_members;
+  GENIE_TRY(wait_all_reach(lane.done_field, seq - 1, &prev, what));
+  lane.prev_members = members;
+  std::memcpy(my.*lane.payload, mine, len);
+  (my.*lane.seq_field).store(seq, std::memory_order_release);
   seg_->ring();
-  GENIE_TRY(wait_all_reach(&RankSlot::gather_seq, seq, &members, what));
+  GENIE_TRY(wait_all_reach(lane.seq_field, seq, &members, what));
   std::vector<std::vector<uint8_t>> out;
   for (int r : members) {
-    const uint8_t* p = seg_->slot(r).gather;
+    const uint8_t* p = seg_->slot(r).*lane.payload;
     out.emplace_back(p, p + len);
   }
-  my.gather_done.store(seq, std::memory_order_release);
+  (my.*lane.done_field).store(seq, std::memory_order_release);
   seg_->ring();
   return out;
 }
 
 void ShmTransport::skip_sub_exchanges() {
-  gather_seq_ += 2;
-  seg_->slot(rank_).gather_done.store(gather_seq_, std::memory_order_release);
+  sub_lane_.seq += 2;
+  seg_->slot(rank_).sub_gather_done.store(sub_lane_.seq, std::memory_order_release);
   seg_->ring();
 }
 
@@ -477,7 +482,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::sub(const std::vector<int>& mem
     seg.reset(s);
     mine = {static_cast<int32_t>(getpid()), s->fd(), sid};
   }
-  GENIE_ASSIGN_OR_RETURN(auto all, gather(members, &mine, sizeof(mine)));
+  GENIE_ASSIGN_OR_RETURN(auto all, gather_on(sub_lane_, members, &mine, sizeof(mine)));
   if (my_index != 0) {
     SegmentEntry root{};
     std::memcpy(&root, all[0].data(), sizeof(root));
@@ -486,7 +491,7 @@ Result<std::unique_ptr<Transport>> ShmTransport::sub(const std::vector<int>& mem
     seg.reset(s);
   }
   // Keep rank 0's fd valid until every member has mapped the segment.
-  GENIE_TRY(gather(members, &mine, 1).status());
+  GENIE_TRY(gather_on(sub_lane_, members, &mine, 1).status());
   std::vector<RankInfo> table;
   for (size_t i = 0; i < members.size(); ++i) {
     RankInfo ri = peers_[static_cast<size_t>(members[i])];

@@ -56,8 +56,20 @@ class ShmTransport final : public Transport {
   std::vector<int> pidfds_;  ///< pidfd of each peer in another process (-1: this process or unavailable)
   bool cross_process_ = false;
   std::string provider_;  ///< empty: shared memory
-  uint64_t gather_seq_ = 0;
-  std::vector<int> gather_prev_members_;  ///< who took part in this rank's previous small all-gather
+  /// One lane of small all-gathers: its counters and payload in the rank slots, this rank's count of them, and who
+  /// took part in its previous one. The main lane serves the exchanges every rank makes (split entries, grow, window
+  /// registration); the sub lane those a split's or shrink's members make among themselves.
+  struct GatherLane {
+    std::atomic<uint64_t> RankSlot::*seq_field;
+    std::atomic<uint64_t> RankSlot::*done_field;
+    uint8_t (RankSlot::*payload)[kGatherBytes];
+    uint64_t seq = 0;
+    std::vector<int> prev_members;
+  };
+  Result<std::vector<std::vector<uint8_t>>> gather_on(GatherLane& lane, const std::vector<int>& members,
+                                                      const void* mine, size_t len);
+  GatherLane main_lane_{&RankSlot::gather_seq, &RankSlot::gather_done, &RankSlot::gather};
+  GatherLane sub_lane_{&RankSlot::sub_gather_seq, &RankSlot::sub_gather_done, &RankSlot::sub_gather};
 };
 
 }  // namespace genie::shim

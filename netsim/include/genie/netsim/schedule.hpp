@@ -215,6 +215,10 @@ struct NcclEnv {
   int pat_enable = -1;      ///< -1/2: auto (one GPU per node), 0: off, 1: on
   /// Reads the NCCL_* parameters from a config snapshot.
   static NcclEnv from_config(const config::Config& cfg);
+  /// This environment narrowed by a communicator's or one call's configuration (ncclConfig_t, ncclCollConfig_t):
+  /// channels bounded by min/maxCTAs as NCCL does (values <= 0: unset), and an algorithm selection in NCCL_ALGO's
+  /// syntax ("" : unset) in place of NCCL_ALGO.
+  NcclEnv restricted(int min_ctas, int max_ctas, const std::string& algo_selection) const;
 };
 
 /// Picks algorithm, protocol and channels following NCCL's tuning model (base and per-hop latencies per

@@ -84,6 +84,11 @@ struct Coll {
   uint8_t redop = 0;       ///< netsim::RedOp
   int32_t root = 0;
   uint64_t count = 0;
+  /// The call's own configuration (ncclCollConfig_t), 0 / "" when it has none: channel bounds and an algorithm
+  /// selection in NCCL_ALGO's syntax, applied over the job's NCCL_* environment.
+  int32_t min_ctas = 0;
+  int32_t max_ctas = 0;
+  std::array<uint8_t, 32> algo{};  ///< NUL-padded
 };
 
 struct P2p {

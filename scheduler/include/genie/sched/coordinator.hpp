@@ -71,6 +71,8 @@ struct CollectiveRecord {
   netsim::RedOp redop = netsim::RedOp::kSum;
   int root = 0;
   uint64_t count = 0;
+  int min_ctas = 0, max_ctas = 0;  ///< the call's own configuration (ncclCollConfig_t; 0: none)
+  std::string algo;                ///< its algorithm selection (NCCL_ALGO syntax; "" : none)
   uint64_t bytes = 0;    ///< payload bytes, as nccl-tests prints size
   int nranks = 0;
   netsim::Tuning tuning;
