@@ -52,6 +52,27 @@ const Kernel* ModuleRegistry::from_handle(const void* handle) {
   return r.handles_.count(handle) ? static_cast<const Kernel*>(handle) : nullptr;
 }
 
+const Kernel* ModuleRegistry::add_handle_kernel(std::string name) {
+  auto k = std::make_unique<Kernel>();
+  k->name = std::move(name);
+  k->host_stub = k.get();
+  const Kernel* p = k.get();
+  std::unique_lock lk(mu_);
+  handles_.insert(p);
+  kernels_.emplace(p, std::move(k));
+  return p;
+}
+
+void ModuleRegistry::retire_kernel(const Kernel* k) {
+  std::unique_lock lk(mu_);
+  auto it = kernels_.find(k);
+  if (it == kernels_.end() || it->second->host_stub != k) return;
+  handles_.erase(k);
+  replaced_.push_back(std::move(it->second));
+  kernels_.erase(it);
+  generation_.fetch_add(1, std::memory_order_acq_rel);  // drops find_kernel's per-thread caches
+}
+
 namespace {
 // A __device__ variable as device memory: its host shadow is its storage (not owned: nothing to unmap).
 Allocation variable_range(void* host_var, size_t size) {

@@ -56,6 +56,36 @@ int main(int argc, char** argv) {
   auto rtv = reinterpret_cast<cudaError_t (*)(int*)>(dlvsym(h12, "cudaRuntimeGetVersion", "libcudart.so.12"));
   rtv(&v);
   expect("runtime version is 12.x", 12, v / 1000);
+  expect("runtime version of libcudart.so.12 (12.8)", 12080, v);
+  // One driver (CUDA 13.2) serves both runtimes; the 13 runtime is 13.2.
+  using GetVersion = cudaError_t (*)(int*);
+  auto rt13 = reinterpret_cast<GetVersion>(dlvsym(h13, "cudaRuntimeGetVersion", "libcudart.so.13"));
+  auto drv12 = reinterpret_cast<GetVersion>(dlvsym(h12, "cudaDriverGetVersion", "libcudart.so.12"));
+  auto drv13 = reinterpret_cast<GetVersion>(dlvsym(h13, "cudaDriverGetVersion", "libcudart.so.13"));
+  int v13 = 0, d12 = 0, d13 = 0;
+  rt13(&v13);
+  drv12(&d12);
+  drv13(&d13);
+  expect("runtime version of libcudart.so.13 (13.2)", 13020, v13);
+  expect("driver version seen by the 12 runtime", 13020, d12);
+  expect("driver version seen by the 13 runtime", 13020, d13);
+  // cudaGetDriverEntryPoint resolves for the runtime's own version: cuCtxGetDevice is the CUDA 12 function for the
+  // 12 runtime, cuCtxGetDevice_v2 (CUDA 13.0's new signature) for the 13 runtime.
+  using EntryPoint = cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*);
+  auto ep12 = reinterpret_cast<EntryPoint>(dlvsym(h12, "cudaGetDriverEntryPoint", "libcudart.so.12"));
+  auto ep13 = reinterpret_cast<EntryPoint>(dlvsym(h13, "cudaGetDriverEntryPoint", "libcudart.so.13"));
+  void* f12 = nullptr;
+  void* f13 = nullptr;
+  cudaDriverEntryPointQueryResult q12{}, q13{};
+  ep12("cuCtxGetDevice", &f12, 0, &q12);
+  ep13("cuCtxGetDevice", &f13, 0, &q13);
+  expect("cuCtxGetDevice found by both", 1, q12 == cudaDriverEntryPointSuccess && q13 == cudaDriverEntryPointSuccess);
+  expect("the 12 runtime gets the CUDA 12 cuCtxGetDevice", 1, f12 != nullptr && f13 != nullptr && f12 != f13);
+  // CUDA 12 ABI forms of the graph calls torch 2.15 imports (12.3: _v2 names add edge data).
+  for (const char* name : {"cudaGraphAddNode", "cudaGraphAddNode_v2", "cudaStreamUpdateCaptureDependencies",
+                           "cudaStreamUpdateCaptureDependencies_v2", "cudaStreamBeginCaptureToGraph"})
+    expect(name, 1, dlvsym(h12, name, "libcudart.so.12") != nullptr);
+  expect("no _v2 graph names in the 13 library", 1, dlvsym(h13, "cudaGraphAddNode_v2", "libcudart.so.13") == nullptr);
   std::printf("cuda12_abi_check: %d failed\n", failures);
   return failures == 0 ? 0 : 1;
 }

@@ -84,7 +84,7 @@ bool calls_before_cu_init_behave() {
          drv::cuCtxGetCurrent(&ctx) == CUDA_ERROR_NOT_INITIALIZED &&
          // Answered before cuInit, as by the real driver (cudart finds cuInit
          // through cuGetProcAddress).
-         drv::cuDriverGetVersion(&version) == CUDA_SUCCESS && version == 13000 &&
+         drv::cuDriverGetVersion(&version) == CUDA_SUCCESS && version == 13020 &&  // CUDA 13.2 (driver.hpp)
          drv::cuGetProcAddress_v2("cuInit", &fn, 13000, 0, &st) == CUDA_SUCCESS && fn != nullptr &&
          drv::cuInit(1) == CUDA_ERROR_INVALID_VALUE && drv::cuInit(0) == CUDA_SUCCESS &&
          drv::cuDeviceGetCount(&count) == CUDA_SUCCESS && count == 8;
@@ -455,7 +455,8 @@ TEST(DriverApi, EntryPointsResolveTorchsRequiredDriverFunctions) {
                             "cuStreamWriteValue32",
                             "cuGetErrorString"};
   static_assert(sizeof(required) / sizeof(required[0]) == 18);
-  for (int version : {12000, 12080, 13000}) {
+  // 13020: torch 2.15 (CUDA 13.2) asks with its own version and gets what 13.0 gets.
+  for (int version : {12000, 12080, 13000, 13020}) {
     for (const char* name : required) {
       EXPECT_NE(genie::fakecuda::driver_entry_point(name, version), nullptr) << name << " @ " << version;
       void* fn = nullptr;
@@ -472,6 +473,8 @@ TEST(DriverApi, EntryPointsResolveTorchsRequiredDriverFunctions) {
   EXPECT_EQ(genie::fakecuda::driver_entry_point("cuCtxGetDevice", 12080),
             reinterpret_cast<void*>(&drv::cuCtxGetDevice));
   EXPECT_EQ(genie::fakecuda::driver_entry_point("cuCtxGetDevice", 13000),
+            reinterpret_cast<void*>(&drv::cuCtxGetDevice_v2));
+  EXPECT_EQ(genie::fakecuda::driver_entry_point("cuCtxGetDevice", 13020),
             reinterpret_cast<void*>(&drv::cuCtxGetDevice_v2));
   void* fn = nullptr;
   ASSERT_EQ(

@@ -32,6 +32,10 @@ void record_error(cudaError_t e) noexcept;
 cudaError_t take_last_error() noexcept;
 cudaError_t peek_last_error() noexcept;
 
+/// CUDART_VERSION of this library (13020 for libcudart.so.13, 12080 for .so.12; cudart_device.cpp, which is
+/// compiled once per soname). cudaGetDriverEntryPoint resolves driver functions for this version.
+int cudart_runtime_version() noexcept;
+
 /// The process runtime, or nullptr when it could not start (the caller returns init_error()).
 Runtime* rt() noexcept;
 cudaError_t init_error() noexcept;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "abi_common.hpp"
+#include "genie/fakecuda/driver.hpp"
 
 using namespace genie::fakecuda;
 using genie::fakecuda::abi::guard;
@@ -11,14 +12,9 @@ using genie::fakecuda::abi::reject;
 
 namespace {
 
-// CUDART_VERSION of the runtime we emulate and the driver version we report (CUDA 13.0 runtime on a
-// 580-series driver, as in tests/data/calibration/h200/device.json).
-#if GENIE_CUDART_MAJOR == 12
-constexpr int kRuntimeVersion = 12080;
-#else
-constexpr int kRuntimeVersion = CUDART_VERSION;
-#endif
-constexpr int kDriverVersion = 13000;
+// CUDART_VERSION of the runtime we emulate (genie/fakecuda/driver.hpp: 13.2 for .so.13, 12.8 for .so.12) and the
+// driver version we report (13.2, the same for both).
+constexpr int kRuntimeVersion = GENIE_CUDART_MAJOR == 12 ? kCudart12Version : kCudart13Version;
 
 cudaError_t check_device(Runtime* r, int device) {
   return device < 0 || device >= r->device_count() ? cudaErrorInvalidDevice : cudaSuccess;
@@ -48,6 +44,8 @@ const char* error_string(cudaError_t e) {
 }
 
 }  // namespace
+
+int genie::fakecuda::abi::cudart_runtime_version() noexcept { return kRuntimeVersion; }
 
 GENIE_CUDART_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
   return guard(__func__, [&]() -> cudaError_t {

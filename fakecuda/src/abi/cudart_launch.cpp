@@ -85,7 +85,8 @@ cudaError_t entry_point(const char* symbol, void** fn, int version, cudaDriverEn
 }
 cudaError_t impl_cudaGetDriverEntryPoint(bool, const char* symbol, void** fn, unsigned long long,
                                          cudaDriverEntryPointQueryResult* status) {
-  return guard("cudaGetDriverEntryPoint", [&] { return entry_point(symbol, fn, CUDART_VERSION, status); });
+  return guard("cudaGetDriverEntryPoint",
+               [&] { return entry_point(symbol, fn, abi::cudart_runtime_version(), status); });
 }
 cudaError_t impl_cudaGetDriverEntryPointByVersion(bool, const char* symbol, void** fn, unsigned int version,
                                                   unsigned long long, cudaDriverEntryPointQueryResult* status) {

@@ -14,6 +14,7 @@
 #include "genie/fakecuda/blas_handle.hpp"
 #include "genie/fakecuda/cost_model.hpp"
 #include "genie/fakecuda/runtime.hpp"
+#include "genie/fakecuda/wheel_version.hpp"
 
 /// Export marker for the C ABI (the libraries are built with -fvisibility=hidden).
 #define GENIE_CUBLAS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -26,12 +27,17 @@ namespace genie::fakecuda::blas {
 
 using genie::enum_raw;
 
-/// Version this library reports: the toolkit header's for the .so.13 build (CUBLAS_VER_*: 13.1.0), the last
-/// CUDA 12 release's (12.9.1, cuBLAS 12.9 release notes) for the .so.12 build.
+/// Version this library reports when the program brought no cuBLAS wheel: the toolkit header's for the .so.13
+/// build (CUBLAS_VER_*: 13.1.0), the last CUDA 12 release's (12.9.1, cuBLAS 12.9 release notes) for the .so.12 build.
 inline constexpr int kVersionMajor = GENIE_CUBLAS_MAJOR;
 inline constexpr int kVersionMinor = GENIE_CUBLAS_MAJOR == 13 ? CUBLAS_VER_MINOR : 9;
 inline constexpr int kVersionPatch = GENIE_CUBLAS_MAJOR == 13 ? CUBLAS_VER_PATCH : 1;
-inline constexpr int kVersion = kVersionMajor * 10000 + kVersionMinor * 100 + kVersionPatch;
+/// The version cublasGetVersion / cublasLtGetVersion / cublas(Lt)GetProperty report: that of the nvidia-cublas wheel
+/// next to the program (or fakecuda.cublas_version), else the one above (wheel_version.hpp).
+inline LibraryVersion reported_version() {
+  return program_library_version(GENIE_CUBLAS_MAJOR == 13 ? WheelLibrary::kCublas13 : WheelLibrary::kCublas12,
+                                 LibraryVersion{kVersionMajor, kVersionMinor, kVersionPatch});
+}
 /// cudart the library was built against (cublasGetCudartVersion): 13.0 / 12.9.
 inline constexpr size_t kCudartVersion = GENIE_CUBLAS_MAJOR == 13 ? 13000 : 12090;
 

@@ -108,7 +108,7 @@ GENIE_CUBLAS_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, in
   return guard(__func__, [&]() -> cublasStatus_t {
     GENIE_BLAS_HANDLE(h, handle);
     GENIE_BLAS_CHECK(version == nullptr, "version");
-    *version = kVersion;
+    *version = reported_version().encoded();
     return CUBLAS_STATUS_SUCCESS;
   });
 }
@@ -117,9 +117,9 @@ GENIE_CUBLAS_EXPORT cublasStatus_t cublasGetProperty(libraryPropertyType type, i
   return guard(__func__, [&]() -> cublasStatus_t {
     GENIE_BLAS_CHECK(value == nullptr, "value");
     switch (enum_raw(type)) {
-      case MAJOR_VERSION: *value = kVersionMajor; return CUBLAS_STATUS_SUCCESS;
-      case MINOR_VERSION: *value = kVersionMinor; return CUBLAS_STATUS_SUCCESS;
-      case PATCH_LEVEL: *value = kVersionPatch; return CUBLAS_STATUS_SUCCESS;
+      case MAJOR_VERSION: *value = reported_version().major; return CUBLAS_STATUS_SUCCESS;
+      case MINOR_VERSION: *value = reported_version().minor; return CUBLAS_STATUS_SUCCESS;
+      case PATCH_LEVEL: *value = reported_version().patch; return CUBLAS_STATUS_SUCCESS;
       default: return reject(__func__, "type");
     }
   });

@@ -100,15 +100,15 @@ GENIE_CUBLAS_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
   });
 }
 
-GENIE_CUBLAS_EXPORT size_t cublasLtGetVersion(void) { return static_cast<size_t>(kVersion); }
+GENIE_CUBLAS_EXPORT size_t cublasLtGetVersion(void) { return static_cast<size_t>(reported_version().encoded()); }
 GENIE_CUBLAS_EXPORT size_t cublasLtGetCudartVersion(void) { return kCudartVersion; }
 
 GENIE_CUBLAS_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int* value) {
   if (value == nullptr) return reject(__func__, "value");
   switch (enum_raw(type)) {
-    case MAJOR_VERSION: *value = kVersionMajor; return CUBLAS_STATUS_SUCCESS;
-    case MINOR_VERSION: *value = kVersionMinor; return CUBLAS_STATUS_SUCCESS;
-    case PATCH_LEVEL: *value = kVersionPatch; return CUBLAS_STATUS_SUCCESS;
+    case MAJOR_VERSION: *value = reported_version().major; return CUBLAS_STATUS_SUCCESS;
+    case MINOR_VERSION: *value = reported_version().minor; return CUBLAS_STATUS_SUCCESS;
+    case PATCH_LEVEL: *value = reported_version().patch; return CUBLAS_STATUS_SUCCESS;
     default: return reject(__func__, "type");
   }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// libcudnn.so.9: what a framework needs to run with cuDNN present. Version queries answer the toolkit header's
-// cuDNN (9.19, the release PyTorch 2.11+cu130 is compiled against, so its compatibility check passes); handles,
+// libcudnn.so.9: what a framework needs to run with cuDNN present. Version queries answer the version of the
+// nvidia-cudnn wheel the program brought (9.19 with torch 2.11+cu130, 9.26 with torch 2.15), so the framework's
+// "compiled against / found" check passes whatever its wheel (wheel_version.hpp); handles,
 // streams, callbacks and error strings keep real state. The backend (graph) API keeps every descriptor's
 // attributes, finalizes descriptors, and offers no engines: heuristics return zero configurations and execution
 // plans cannot be finalized, so cudnn-frontend reports "no valid engine" as cuDNN does for an unsupported graph.
@@ -22,6 +23,7 @@
 #include "genie/common/enum_raw.hpp"
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
+#include "genie/fakecuda/wheel_version.hpp"
 
 #define GENIE_CUDNN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -112,16 +114,28 @@ BackendDesc* find_desc(const void* d) {
 }  // namespace
 
 // --- versions, errors, callbacks ------------------------------------------------------------------------------
-GENIE_CUDNN_EXPORT size_t cudnnGetVersion(void) { return CUDNN_VERSION; }
-GENIE_CUDNN_EXPORT size_t cudnnGetMaxDeviceVersion(void) { return 1210; }  // newest compute capability (12.1)
-GENIE_CUDNN_EXPORT size_t cudnnGetCudartVersion(void) { return 13010; }  // cuDNN 9.19 for CUDA 13 was built on 13.1
+namespace {
+/// The cuDNN version the program brought (its nvidia-cudnn wheel, or fakecuda.cudnn_version), else the headers'.
+genie::fakecuda::LibraryVersion reported_version() {
+  return genie::fakecuda::program_library_version(genie::fakecuda::WheelLibrary::kCudnn9,
+                                                  {CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL});
+}
+}  // namespace
+
+GENIE_CUDNN_EXPORT size_t cudnnGetVersion(void) { return static_cast<size_t>(reported_version().encoded()); }
+// Not a library version: the newest compute capability the library has code for. NVIDIA's libcudnn.so.9 answers 1210
+// (12.1) in both 9.19.0 and 9.26.0 (called through ctypes, no GPU needed), and so does this one.
+GENIE_CUDNN_EXPORT size_t cudnnGetMaxDeviceVersion(void) { return 1210; }
+// cuDNN 9.19 for CUDA 13 was built on 13.1 (NVIDIA's library answers 13010; 9.26 answers 13040). No framework checks
+// it, so it stays the 9.19 answer.
+GENIE_CUDNN_EXPORT size_t cudnnGetCudartVersion(void) { return 13010; }
 
 GENIE_CUDNN_EXPORT cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
   if (value == nullptr) return fail(__func__, "value is null", CUDNN_STATUS_BAD_PARAM);  // as libcudnn 9.19
   switch (enum_raw(type)) {
-    case MAJOR_VERSION: *value = CUDNN_MAJOR; return CUDNN_STATUS_SUCCESS;
-    case MINOR_VERSION: *value = CUDNN_MINOR; return CUDNN_STATUS_SUCCESS;
-    case PATCH_LEVEL: *value = CUDNN_PATCHLEVEL; return CUDNN_STATUS_SUCCESS;
+    case MAJOR_VERSION: *value = reported_version().major; return CUDNN_STATUS_SUCCESS;
+    case MINOR_VERSION: *value = reported_version().minor; return CUDNN_STATUS_SUCCESS;
+    case PATCH_LEVEL: *value = reported_version().patch; return CUDNN_STATUS_SUCCESS;
     default: return fail(__func__, "type", CUDNN_STATUS_BAD_PARAM);
   }
 }

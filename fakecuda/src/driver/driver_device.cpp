@@ -19,10 +19,6 @@ using detail::reject;
 
 namespace {
 
-// The driver version we report: CUDA 13.0 (the same value as
-// cudaDriverGetVersion in cudart_device.cpp).
-constexpr int kDriverVersion = 13000;
-
 // Context flags the driver accepts (CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST |
 // CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_COREDUMP_ENABLE |
 // CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS), cuda.h CUctx_flags.

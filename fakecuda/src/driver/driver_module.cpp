@@ -4,15 +4,12 @@
 //
 // This is the path of torch's LazyNVRTC (jiterator kernels) and of Triton: a
 // loaded module is opaque bytes (cubin, fatbin or PTX; the entry names of PTX
-// text and of ELF cubins are read and checked), a function is a
+// text, of ELF cubins and of uncompressed fat binaries are read and checked,
+// code_image.cpp), a function is a
 // genie::fakecuda::Kernel named after it, and cuLaunchKernel / cuLaunchKernelEx
 // enqueue it exactly like cudaLaunchKernel does (Runtime::launch_kernel: a timed
 // stream op whose duration comes from the cost model, keyed by the function
 // name).
-#include <elf.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -26,6 +23,7 @@
 #include <vector>
 
 #include "driver_common.hpp"
+#include "genie/fakecuda/code_image.hpp"
 
 namespace genie::fakecuda::drv {
 using detail::guard;
@@ -33,13 +31,6 @@ using detail::reject;
 
 namespace {
 
-// cuLinkComplete's output starts with this tag; cuModuleLoadData accepts it as
-// an image of any function.
-constexpr char kLinkedImageTag[] = "GENIE-LINKED-IMAGE";
-// Fat binary magics (fatbinary_section.h: FATBINC_MAGIC wrapper; fatbin header
-// magic).
-constexpr uint32_t kFatbinWrapperMagic = 0x466243b1u;
-constexpr uint32_t kFatbinMagic = 0xba55ed50u;
 // What cudaFuncGetAttributes reports for every kernel (cudart_launch.cpp):
 // kernels do not run here.
 constexpr int kNumRegs = 32;
@@ -55,12 +46,6 @@ constexpr uint32_t kTensorMapTag = 0x544d4150u;  // "TMAP", written into the opa
 // C++ Programming Guide, "Thread Block Clusters"; cudaFuncAttributeNonPortableClusterSizeAllowed, sm_90).
 constexpr unsigned kMaxClusterPortable = 8;
 constexpr unsigned kMaxClusterNonPortable = 16;
-// st_other bit of a cubin's kernel entry symbols (readelf shows "[<other>: 10]" on every __global__ function and on
-// no __device__ one, with and without -rdc; cuobjdump's STO_CUDA_ENTRY).
-constexpr unsigned char kStoCudaEntry = 0x10;
-// Largest offset or table a cubin's headers may name before the image is taken for something else (a kernel's
-// cubin is kilobytes to megabytes; this only bounds what a corrupt header could make us allocate).
-constexpr uint64_t kMaxCubinTable = uint64_t{256} << 20;
 
 struct Module;
 
@@ -104,97 +89,18 @@ Registry& registry() {
   return *r;
 }
 
-/// Entry names of a PTX text (".entry name("), or false when `image` is not PTX
-/// text.
-bool ptx_entries(const char* image, std::set<std::string>* out) {
-  const char* p = image;
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
-  if (*p != '/' && *p != '.') return false;  // PTX starts with comments or directives
-  for (const char* q = std::strstr(image, ".entry"); q != nullptr; q = std::strstr(q + 6, ".entry")) {
-    const char* n = q + 6;
-    if (*n != ' ' && *n != '\t') continue;
-    while (*n == ' ' || *n == '\t') ++n;
-    const char* e = n;
-    while (std::isalnum(static_cast<unsigned char>(*e)) || *e == '_' || *e == '$' || *e == '.') ++e;
-    if (e > n) out->emplace(n, e);
-  }
-  return true;
-}
-
-/// Copies `n` bytes at `src` in this process into `dst`, or returns false when any of them is not mapped
-/// (process_vm_readv reports EFAULT where a plain read would fault): cuModuleLoadData gives no image size, so a
-/// cubin's headers are followed without trusting them.
-bool copy_mapped(void* dst, const void* src, size_t n) {
-  if (n == 0) return true;
-  iovec local{dst, n};
-  iovec remote{const_cast<void*>(src), n};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
-}
-
-/// Kernel entry names of an ELF cubin (64-bit, as nvcc and ptxas write them): the global functions of its symbol
-/// table marked as entries (kStoCudaEntry in st_other) that have their own ".text.<name>" section. Device functions
-/// are local, or global without the mark under -rdc (nvcc 13.0 cubins, checked with readelf). False when the image
-/// is not such an ELF file, or its headers point outside the memory it is in or past kMaxCubinTable.
-bool elf_entries(const unsigned char* image, std::set<std::string>* out) {
-  Elf64_Ehdr eh;
-  if (!copy_mapped(&eh, image, sizeof(eh))) return false;
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
-      eh.e_shoff < sizeof(eh) || eh.e_shoff > kMaxCubinTable || eh.e_shstrndx >= eh.e_shnum)
-    return false;
-  std::vector<Elf64_Shdr> sh(eh.e_shnum);
-  if (!copy_mapped(sh.data(), image + eh.e_shoff, sh.size() * sizeof(Elf64_Shdr))) return false;
-  // One section's bytes, copied (empty when out of bounds).
-  auto bytes_of = [&](const Elf64_Shdr& h, std::vector<char>* v) {
-    if (h.sh_offset > kMaxCubinTable || h.sh_size > kMaxCubinTable) return false;
-    v->resize(h.sh_size);
-    return copy_mapped(v->data(), image + h.sh_offset, h.sh_size);
-  };
-  // The NUL-terminated string at `off` of a string table.
-  auto str_at = [](const std::vector<char>& t, uint64_t off) -> std::string {
-    if (off >= t.size()) return {};
-    return std::string(t.data() + off, strnlen(t.data() + off, t.size() - off));
-  };
-  std::vector<char> names;
-  if (!bytes_of(sh[eh.e_shstrndx], &names)) return false;
-  std::set<std::string> sections;
-  for (const Elf64_Shdr& h : sh) sections.insert(str_at(names, h.sh_name));
-  for (const Elf64_Shdr& h : sh) {
-    if (h.sh_type != SHT_SYMTAB || h.sh_entsize != sizeof(Elf64_Sym) || h.sh_link >= sh.size()) continue;
-    std::vector<char> syms, strs;
-    if (!bytes_of(h, &syms) || !bytes_of(sh[h.sh_link], &strs)) return false;
-    for (size_t i = 0; i + sizeof(Elf64_Sym) <= syms.size(); i += sizeof(Elf64_Sym)) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, syms.data() + i, sizeof(sym));
-      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || ELF64_ST_BIND(sym.st_info) != STB_GLOBAL) continue;
-      const std::string name = str_at(strs, sym.st_name);
-      if ((sym.st_other & kStoCudaEntry) != 0 && !name.empty() && sections.count(".text." + name)) out->insert(name);
-    }
-  }
-  return true;
-}
-
 CUresult load(const char* fn, CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return reject(fn, module ? "image" : "module");
   GENIE_CU_RT(r);
   GENIE_CU_CTX(c, r);
   (void)c;
   auto m = std::make_unique<Module>();
-  const auto* bytes = static_cast<const unsigned char*>(image);
-  // Short-circuit on the first byte so a short PTX string is never read past
-  // its NUL.
-  bool elf = bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
-  uint32_t magic = 0;
-  if (!elf && (bytes[0] == (kFatbinMagic & 0xffu) || bytes[0] == (kFatbinWrapperMagic & 0xffu)))
-    std::memcpy(&magic, bytes, sizeof(magic));
-  bool linked = std::strncmp(static_cast<const char*>(image), kLinkedImageTag, sizeof(kLinkedImageTag) - 1) == 0;
-  if (elf) {
-    // A cubin names its kernels; one we cannot read stays a module of any function.
-    m->names_known = elf_entries(bytes, &m->entries);
-  } else if (!linked && magic != kFatbinMagic && magic != kFatbinWrapperMagic) {
-    if (!ptx_entries(static_cast<const char*>(image), &m->entries))
-      return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
-    m->names_known = true;
-  }
+  // A cubin, PTX text or fat binary names its kernels (code_image.cpp); one we cannot read stays a module of any
+  // function.
+  Result<CodeImage> code = read_code_image(image);
+  if (!code.is_ok()) return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
+  m->names_known = code->names_known;
+  m->entries = std::move(code->entries);
   Registry& reg = registry();
   std::lock_guard lk(reg.mu);
   Module* raw = m.release();

@@ -5,6 +5,15 @@
 
 namespace genie::fakecuda {
 
+/// The driver version Genie reports (cuDriverGetVersion, and cudaDriverGetVersion from both cudart sonames):
+/// CUDA 13.2, the CUDA of PyTorch's current wheels (torch 2.15.0+cu132). One driver serves every runtime, so
+/// the CUDA 12 runtime (libcudart.so.12) reports it too, as it does on a machine with a 13.2 driver.
+inline constexpr int kDriverVersion = 13020;
+/// CUDART_VERSION of the runtimes we serve (cudaRuntimeGetVersion): 13.2 for libcudart.so.13 (whatever the
+/// toolkit headers Genie is built with say: 13.0 today), 12.8 for libcudart.so.12.
+inline constexpr int kCudart13Version = 13020;
+inline constexpr int kCudart12Version = 12080;
+
 /// Marks the driver as initialised (as cuInit(0) does) so that driver functions
 /// stop answering CUDA_ERROR_NOT_INITIALIZED. Called by cuInit and by the
 /// cudart layer on its first call: the real cudart initialises the driver, so
