@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Small CUDA tensors carry real values on Genie (genie_small_values, docs/pytorch.md "Small values"): after an
+NCCL all-reduce, reductions, scans, comparisons, masks and nonzero of small tensors read on the host give the
+numbers a GPU would; a small value computed from a collective's output and sent by another collective arrives
+right; a reduction issued before a collective overwrote its input keeps the old input; a long in-place chain; a
+backward pass (autograd's device thread); a large tensor is not shadowed. Run as several ranks
+(`genie run -n N`); on a real GPU the same checks pass. With GENIE_TORCH_SMALL_VALUES=0 most of them fail.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from check import expect_eq, expect_true, finish  # noqa: E402
+
+try:
+    import genie_small_values as gsv  # present on Genie (genie run puts it on PYTHONPATH)
+except ImportError:
+    gsv = None
+
+
+def filled(values, dev, dtype=torch.float32):
+    """A device tensor written by a host-to-device copy (real bytes on Genie)."""
+    return torch.tensor(values, dtype=dtype).to(dev)
+
+
+def run(r, w, dev):
+    tri = w * (w + 1) // 2  # sum over ranks of (r + 1)
+    x = filled([r + 1.0, 2.0 * r, 3.0, -1.0], dev)
+    dist.all_reduce(x)
+    expected = [float(tri), float(w * (w - 1)), 3.0 * w, -1.0 * w]
+    expect_eq("the all-reduced bytes", expected, x.tolist())
+    expect_eq("sum().item()", float(sum(expected)), x.sum().item())
+    expect_eq("max().item()", max(expected), x.max().item())
+    expect_eq("argmin().item()", 3, x.argmin().item())
+    expect_eq("cumsum(0).tolist()", [sum(expected[:i + 1]) for i in range(4)], x.cumsum(0).tolist())
+    expect_eq("(x * 2 + 1).cpu()", [2 * v + 1 for v in expected], (x * 2 + 1).cpu().tolist())
+    expect_eq("bool((x > 0).all())", False, bool((x > 0).all()))
+    expect_eq("int((x > 0).sum())", 2 + (w > 1), int((x > 0).sum()))
+    expect_eq("x[x > 2.5] (boolean mask)", [v for v in expected if v > 2.5], x[x > 2.5].tolist())
+    expect_eq("nonzero(x < 0)", [[3]], torch.nonzero(x < 0).tolist())
+    expect_eq("torch.equal", True, torch.equal(x * 1, x))
+    expect_eq("arange(5).sum()", 10, torch.arange(5, device=dev).sum().item())
+    expect_eq("python max() over one-element tensors", max(expected),
+              max([x[i].unsqueeze(0) for i in range(4)]).item())
+
+    # A value computed from a collective's output, then sent by a collective: it must be in device memory when
+    # the second collective reads it (a host function evaluates it at that point of the stream).
+    s = (x * 2).sum().reshape(1)
+    dist.all_reduce(s)
+    expect_eq("all_reduce of a computed sum", float(w * 2 * sum(expected)), s.item())
+    sizes = torch.cat([filled([r + 10], dev, torch.long), filled([7], dev, torch.long)])
+    dist.broadcast(sizes, src=0)
+    expect_eq("broadcast of a torch.cat result", [10, 7], sizes.tolist())
+
+    # Issued before a collective overwrites its input: the reduction sees the bytes before the collective.
+    y = filled([float(r)] * 8, dev)
+    before = y.sum()
+    dist.all_reduce(y)
+    expect_eq("a reduction issued before all_reduce overwrote its input", 8.0 * r, before.item())
+    expect_eq("... and after", 8.0 * (w * (w - 1) // 2), y.sum().item())
+
+    # A long in-place chain (flushed every 64 versions by a host function on the stream).
+    c = torch.zeros(1, device=dev)
+    for _ in range(200):
+        c += 1
+    expect_eq("200 in-place adds", 200.0, c.item())
+
+    # Backward runs on autograd's device thread, which inherits the mode.
+    p = filled([1.0, 2.0, 3.0], dev).requires_grad_()
+    (p * p).sum().backward()
+    expect_eq("gradient of sum(p*p)", [2.0, 4.0, 6.0], p.grad.tolist())
+
+    # A large tensor is left alone: no thunk, its op's output keeps whatever the kernel-less launch left.
+    if gsv is not None and gsv.installed():
+        big = torch.ones(1 << 20).to(dev)
+        n = gsv.stats()["shadowed"]
+        big.sum()
+        (big * 2)[:4]
+        expect_eq("ops on a tensor of 2^20 elements are not shadowed", n, gsv.stats()["shadowed"])
+        expect_true("the mechanism evaluated thunks", gsv.stats()["evaluated"] > 0)
+        print(f"small_values stats rank {r}: {gsv.stats()}", flush=True)
+
+
+def main():
+    r = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    dist.init_process_group("nccl", device_id=dev)
+    if gsv is not None:  # on Genie: installed unless switched off
+        expect_eq("genie_small_values installed", os.environ.get("GENIE_TORCH_SMALL_VALUES", "1") != "0",
+                  gsv.installed())
+    try:
+        run(r, dist.get_world_size(), dev)
+    finally:
+        dist.destroy_process_group()
+    finish(f"small_values rank {r}")
+
+
+if __name__ == "__main__":
+    main()
