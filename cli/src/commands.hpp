@@ -29,6 +29,9 @@ void register_cost_command(CLI::App& app, int* exit_code);
 /// `genie calibrate`: kernel tables from profiler traces, parameter fits from calibration data.
 void register_calibrate_command(CLI::App& app, int* exit_code);
 
+/// `genie smi`: nvidia-smi's table for the emulated devices of running jobs (smi_command.cpp, docs/nvml.md).
+void register_smi_command(CLI::App& app, int* exit_code);
+
 /// Directory holding the drop-in libraries (<build>/lib next to <build>/bin/genie).
 std::string library_dir();
 

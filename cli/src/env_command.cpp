@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `genie env`: shell lines that make a program load Genie's CUDA runtime, driver and NCCL.
+// `genie env`: shell lines that make a program load Genie's CUDA runtime, driver, NCCL and NVML.
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,16 +25,9 @@ void register_env_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({12, 13}));
   cmd->callback([exit_code] {
     std::string lib = library_dir();
-    std::vector<std::string> preload = {lib + "/libcudart.so." + std::to_string(cuda_major)};
-    // cuBLAS and cuBLASLt of the same CUDA major (PyTorch wheels find NVIDIA's through DT_RPATH: only a preload
-    // replaces them), then NCCL.
-    for (const char* name : {"libcublas.so.", "libcublasLt.so."}) {
-      std::string path = lib + "/" + name + std::to_string(cuda_major);
-      if (std::filesystem::exists(path)) preload.push_back(path);
-    }
+    // The CUDA runtime, cuBLAS/cuBLASLt of the same major, cuDNN, NCCL and NVML: the list genie run preloads.
+    const std::vector<std::string> preload = sched::preload_libraries(lib, cuda_major);
     const bool cudnn = std::filesystem::exists(lib + "/libcudnn.so.9");
-    if (cudnn) preload.push_back(lib + "/libcudnn.so.9");
-    if (std::filesystem::exists(lib + "/libnccl.so.2")) preload.push_back(lib + "/libnccl.so.2");
     std::string joined;
     for (auto& p : preload) joined += (joined.empty() ? "" : ":") + p;
     joined = sched::with_sanitizer_runtime(joined);  // a sanitizer build's libraries need its runtime first
@@ -45,6 +38,11 @@ void register_env_command(CLI::App& app, int* exit_code) {
     // NVTX ranges recorded for the report (docs/report.md "Ranges"), unless another tool is set.
     if (std::filesystem::exists(lib + "/libgenie_nvtx.so"))
       std::cout << "export NVTX_INJECTION64_PATH=${NVTX_INJECTION64_PATH:-" << lib << "/libgenie_nvtx.so}\n";
+    // PyTorch: Genie's sitecustomize (small CUDA tensors keep their values; docs/pytorch.md "Small values").
+    for (const auto& [k, v] : sched::python_environment(lib)) {
+      if (k == "PYTHONPATH") std::cout << "export PYTHONPATH=" << v << "${PYTHONPATH:+:$PYTHONPATH}\n";
+      else std::cout << "export " << k << "=" << v << "\n";
+    }
     *exit_code = 0;
   });
 }

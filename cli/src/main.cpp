@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   genie::cli::register_testbed_command(app, &exit_code);
   genie::cli::register_cost_command(app, &exit_code);
   genie::cli::register_calibrate_command(app, &exit_code);
+  genie::cli::register_smi_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -59,6 +59,8 @@ Status enqueue_library_work(Runtime& rt, const void* stream, const char* label, 
   sched::OpSpec op;
   op.label = label;
   op.duration = duration;
+  // A library call runs kernels on a GPU: the report's compute and NVML's utilization count it as one.
+  op.kind = sched::OpKind::kKernel;
   op.action = std::move(action);
   SimTime now = rt.clock().api_call(rt.cost_model().launch_overhead());
   auto done = rt.submit(*s, std::move(op), now);

@@ -136,11 +136,11 @@ class SpecReader {
 };
 
 Result<DeviceSpec> SpecReader::read(const json& doc) const {
-  GENIE_TRY(check_object(doc, "",
-                         {"name", "compute_capability", "sm_count", "memory_bytes", "clocks", "memory_bus_width_bits",
-                          "l2_cache_bytes", "limits", "peak_flops", "bandwidth_bytes_per_s", "nvlink_links", "launch",
-                          "sources"},
-                         {"async_engine_count", "pci", "notes"}));
+  GENIE_TRY(check_object(
+      doc, "",
+      {"name", "compute_capability", "sm_count", "memory_bytes", "clocks", "memory_bus_width_bits", "l2_cache_bytes",
+       "limits", "peak_flops", "bandwidth_bytes_per_s", "nvlink_links", "launch", "sources"},
+      {"async_engine_count", "pci", "nominal", "notes"}));
   DeviceSpec spec;
   GENIE_ASSIGN_OR_RETURN(spec.name, string(doc, "", "name"));
   if (spec.name.size() > kMaxNameLength) {
@@ -255,6 +255,14 @@ Status SpecReader::read_optional(const json& doc, DeviceSpec& spec) const {
     if (pci.contains("device_id")) {
       GENIE_ASSIGN_OR_RETURN(spec.pci_device_id, int32(pci, "/pci", "device_id", 0, 0xffff));
     }
+  }
+  if (doc.contains("nominal")) {
+    const json& nom = doc.at("nominal");
+    GENIE_TRY(check_object(nom, "/nominal", {"power_limit_w", "idle_power_w", "temperature_c"}));
+    // 10 kW and 150 C are far beyond any GPU board: bigger values are unit mistakes (mW, K).
+    GENIE_ASSIGN_OR_RETURN(spec.power_limit_w, int32(nom, "/nominal", "power_limit_w", 1, 10000));
+    GENIE_ASSIGN_OR_RETURN(spec.idle_power_w, int32(nom, "/nominal", "idle_power_w", 0, spec.power_limit_w));
+    GENIE_ASSIGN_OR_RETURN(spec.temperature_c, int32(nom, "/nominal", "temperature_c", 1, 150));
   }
   if (doc.contains("notes")) {
     const json& notes = doc.at("notes");

@@ -10,6 +10,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/fakecuda/device_status.hpp"
 #include "genie/fakecuda/family_cost_model.hpp"
 #include "genie/fakecuda/graph.hpp"
 #include "genie/sched/coord_client.hpp"
@@ -100,7 +101,9 @@ Result<RuntimeOptions> options_from_config() {
   const config::Config& cfg = config::global();
   RuntimeOptions o;
   GENIE_ASSIGN_OR_RETURN(o.spec, load_device_spec(cfg.get(kDevice)));
-  o.device_count = static_cast<int>(visible_ordinals(cfg.get(kVisible), static_cast<int>(cfg.get(kGpus))).size());
+  o.physical_device_count = static_cast<int>(cfg.get(kGpus));
+  o.visible_ordinals = visible_ordinals(cfg.get(kVisible), o.physical_device_count);
+  o.device_count = static_cast<int>(o.visible_ordinals.size());
   sched::parse_clock_mode(cfg.get(kClock).c_str(), &o.clock.mode);
   o.clock.cpu_time_scale = cfg.get(kHostCpuScale);
   o.clock.dilation = cfg.get(kDilation);
@@ -255,6 +258,8 @@ Runtime* Runtime::instance() {
         GENIE_LOG_INFO(log::kFakecuda, "config {}={} (set by {})", p.key, cfg.text(p.key),
                        config::source_name(cfg.source(p.key)));
     s.ready.store(s.rt, std::memory_order_release);
+    // Under genie run the process publishes its devices' state for genie smi and its peers' NVML (docs/nvml.md).
+    start_status_publisher(*s.rt);
     // Under a coordinator (genie run, GENIE_COORDINATOR) every rank process reports its stream records, also
     // one that never calls NCCL (a single-GPU job): the report then shows its compute and NVTX ranges. Only
     // processes that are ranks (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID set) connect here: a
@@ -333,8 +338,7 @@ Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_n
       node.spec = std::move(spec);
       node.spec.deps.clear();
       node.deps = s.capture_frontier;
-      g.nodes.push_back(std::move(node));
-      s.capture_frontier = {static_cast<int>(g.nodes.size()) - 1};
+      s.capture_frontier = {g.append(std::move(node))};
       return sched::Dep();
     }
   }

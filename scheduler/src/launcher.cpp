@@ -2,6 +2,7 @@
 // Launcher: fork/exec of the ranks, one poll loop over their pipes and a signalfd, failure handling.
 #include "genie/sched/launcher.hpp"
 
+#include "genie/sched/job_dir.hpp"
 #include "genie/sched/testbed.hpp"
 
 #include <dlfcn.h>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <optional>
 
+#include "genie/common/config.hpp"
 #include "genie/common/sanitizer.hpp"
 #include "genie/common/thread_util.hpp"
 
@@ -150,6 +152,40 @@ std::string with_sanitizer_runtime(const std::string& preload) {
   return preload.empty() ? rt : rt + ":" + preload;
 }
 
+std::vector<std::string> preload_libraries(const std::string& lib_dir, int cuda_major) {
+  const std::string major = std::to_string(cuda_major);
+  std::vector<std::string> out = {lib_dir + "/libcudart.so." + major};
+  for (const std::string name : {"libcublas.so." + major, "libcublasLt.so." + major, std::string("libcudnn.so.9"),
+                                 std::string("libnccl.so.2"), std::string("libnvidia-ml.so.1")}) {
+    const std::string path = lib_dir + "/" + name;
+    if (access(path.c_str(), R_OK) == 0) out.push_back(path);
+  }
+  return out;
+}
+
+// Read by fakecuda/python/genie_small_values.py in the ranks: Python cannot ask this registry, so genie run and
+// genie env pass the resolved values (JSON file < environment) in the environment.
+namespace {
+const config::Param<bool> kTorchSmallValues{
+    "torch.small_values", true,
+    "PyTorch programs: ops on small CUDA tensors get their values computed on the CPU when the host reads them, so "
+    "control flow that reads them (object collectives, .item() of a reduction, masks) sees real values"};
+const config::Param<int64_t> kTorchSmallValueElements{
+    "torch.small_value_elements", 65536,
+    "PyTorch programs: the most elements a CUDA tensor (and the storage it views) may have for its values to be "
+    "kept (torch.small_values)",
+    {}, 1, 1 << 24};
+}  // namespace
+
+std::map<std::string, std::string> python_environment(const std::string& lib_dir) {
+  const std::string dir = lib_dir + "/python";
+  if (access((dir + "/sitecustomize.py").c_str(), R_OK) != 0) return {};
+  const config::Config& c = config::global();
+  return {{"PYTHONPATH", dir},
+          {"GENIE_TORCH_SMALL_VALUES", c.get(kTorchSmallValues) ? "1" : "0"},
+          {"GENIE_TORCH_SMALL_VALUE_ELEMENTS", std::to_string(c.get(kTorchSmallValueElements))}};
+}
+
 std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
                                                     int master_port) {
   std::map<std::string, std::string> env = spec.extra_env;
@@ -181,11 +217,9 @@ std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, cons
     const char* old_preload = std::getenv("LD_PRELOAD");
     const char* old_path = std::getenv("LD_LIBRARY_PATH");
     // The caller's preloads stay first (a sanitizer runtime must be the first library loaded).
-    // cuBLAS/cuBLASLt must be preloaded too: PyTorch's wheels find NVIDIA's copies through DT_RPATH, which
-    // LD_LIBRARY_PATH cannot override; preloaded sonames satisfy their DT_NEEDED entries instead.
     std::string preload = old_preload && *old_preload ? std::string(old_preload) + ":" : std::string();
-    const char* libs[] = {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9", "libnccl.so.2"};
-    for (size_t i = 0; i < std::size(libs); ++i) preload += (i > 0 ? ":" : "") + spec.lib_dir + "/" + libs[i];
+    const std::vector<std::string> libs = preload_libraries(spec.lib_dir);
+    for (size_t i = 0; i < libs.size(); ++i) preload += (i > 0 ? ":" : "") + libs[i];
     env["LD_PRELOAD"] = with_sanitizer_runtime(preload);
     // Genie's cuDNN has no engines: PyTorch's SDPA must not put cuDNN attention first (it does on sm90/sm100
     // with cuDNN > 9.15 unless this is set; docs/costmodel.md "cuDNN"). A value the user set is kept.
@@ -193,6 +227,12 @@ std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, cons
     env["LD_LIBRARY_PATH"] = spec.lib_dir + (old_path && *old_path ? std::string(":") + old_path : "");
     // NVTX ranges (torch.cuda.nvtx, Megatron's, the program's own) go to Genie's injection library, which
     // records them on the rank's timeline for the report's per-range breakdown. A tool the user set is kept.
+    // PyTorch: Genie's sitecustomize first on PYTHONPATH (it runs the one it hides), the small-value settings.
+    for (auto& [k, v] : python_environment(spec.lib_dir)) {
+      const char* old = std::getenv(k.c_str());
+      if (k == "PYTHONPATH") env[k] = v + (old && *old ? std::string(":") + old : "");
+      else if (env.count(k) == 0) env[k] = v;
+    }
     const std::string nvtx = spec.lib_dir + "/libgenie_nvtx.so";
     if (std::getenv("NVTX_INJECTION64_PATH") == nullptr && access(nvtx.c_str(), R_OK) == 0)
       env["NVTX_INJECTION64_PATH"] = nvtx;
@@ -219,6 +259,37 @@ Result<LaunchResult> launch(const LaunchSpec& spec) {
     return system_error(std::string("signalfd: ") + std::strerror(errno));
   }
 
+  // The job's status folder: job.json says which job runs, the ranks publish their devices' state there (genie smi,
+  // and NVML's view of the other processes on a node; docs/nvml.md). Removed when the job ends. Without it (a root
+  // that cannot be written) the job runs and genie smi does not see it.
+  struct JobDir {
+    std::string path;
+    ~JobDir() { remove_job_dir(path); }
+  } job_dir;
+  {
+    JobInfo job;
+    job.launcher_pid = static_cast<int>(getpid());
+    job.command = spec.command;
+    job.nranks = spec.nranks;
+    job.nodes = places.empty() ? 0 : places.back().node + 1;
+    if (!spec.hosts.empty()) job.nodes = static_cast<int>(std::min<size_t>(spec.hosts.size(), spec.nranks));
+    job.gpus_per_node = spec.gpus_per_node;
+    auto from_env = [&](const char* name, const char* key) {
+      auto it = spec.extra_env.find(name);
+      return it != spec.extra_env.end() ? it->second : config::global().text(key);
+    };
+    job.device = from_env("GENIE_DEVICE", "device");
+    job.clock = from_env("GENIE_CLOCK", "clock");
+    job.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+    Result<std::string> made = create_job_dir(job, status_root());
+    if (made.is_ok()) {
+      job_dir.path = made.value();
+    } else {
+      std::fprintf(stderr, "genie run: no status folder for genie smi: %s\n", made.status().message().c_str());
+    }
+  }
+
   std::vector<Child> kids(static_cast<size_t>(spec.nranks));
   LaunchResult result;
   result.ranks.resize(static_cast<size_t>(spec.nranks));
@@ -227,6 +298,8 @@ Result<LaunchResult> launch(const LaunchSpec& spec) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return system_error("pipe failed");
     auto env = rank_environment(spec, places[static_cast<size_t>(r)], r, port);
+    if (!job_dir.path.empty() && env.count("GENIE_FAKECUDA_STATUS_DIR") == 0)
+      env["GENIE_FAKECUDA_STATUS_DIR"] = job_dir.path;
     pid_t pid = fork();
     if (pid < 0) return system_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -170,6 +171,14 @@ struct Lane::State {
   // none; reset as each external op starts and ends). For queries only: the injection floor leaves it out, as an end the coordinator decides is no time this
   // process could inject at before the coordinator says so (the resolution lowers its promise then).
   std::atomic<int64_t> external_end_lb{kNoFloor};
+  // Busy time of this lane per BusyClass in the last kBusyBuckets buckets of host time (Timeline::busy_time), made
+  // at the lane's first counted op. Written under `mu`.
+  struct BusyRing {
+    int64_t bucket[Timeline::kBusyBuckets];  // which bucket (start / kBusyBucket) each slot holds
+    int64_t ns[Timeline::kBusyBuckets][2];   // busy ns in it per BusyClass
+    int64_t latest = INT64_MIN;              // newest bucket noted: slots holding one kBusyBuckets older are stale
+  };
+  std::unique_ptr<BusyRing> busy;
 };
 
 namespace {
@@ -184,6 +193,46 @@ void retire_records(Lane::State& st) {
 }
 
 int64_t dep_lower_bound(const Dep& d, const std::shared_ptr<Op>& op, int depth, bool coordinator_bounds);
+
+// Adds [start, end) of an op of `kind` to the lane's busy buckets (under the lane's lock). Only the newest
+// kBusyBuckets buckets are kept: an op older than what a slot holds is not counted there.
+void note_busy(Lane::State& st, OpKind kind, SimTime start, SimTime end) {
+  int cls;
+  switch (kind) {
+    case OpKind::kKernel:
+    case OpKind::kMemset:
+    case OpKind::kCollective:
+    case OpKind::kP2p:
+      cls = 0;
+      break;
+    case OpKind::kCopy:
+      cls = 1;
+      break;
+    default:
+      return;
+  }
+  constexpr int64_t w = Timeline::kBusyBucket.count_ns();
+  constexpr int64_t n = Timeline::kBusyBuckets;
+  if (!st.busy) {
+    st.busy = std::make_unique<Lane::State::BusyRing>();
+    std::fill(std::begin(st.busy->bucket), std::end(st.busy->bucket), INT64_MIN);
+    for (auto& v : st.busy->ns) v[0] = v[1] = 0;
+  }
+  const int64_t s = std::max<int64_t>(start.count_ns(), 0), e = end.count_ns();
+  if (e <= s) return;
+  const int64_t last = (e - 1) / w;
+  st.busy->latest = std::max(st.busy->latest, last);
+  for (int64_t b = std::max(s / w, last - n + 1); b <= last; ++b) {
+    const size_t slot = static_cast<size_t>(b % n);
+    int64_t& held = st.busy->bucket[slot];
+    if (held > b) continue;
+    if (held < b) {
+      held = b;
+      st.busy->ns[slot][0] = st.busy->ns[slot][1] = 0;
+    }
+    st.busy->ns[slot][cls] += std::min(e, (b + 1) * w) - std::max(s, b * w);
+  }
+}
 
 // Lower bound of the end of any op queued on `lane` (and of the next traffic it injects): its floor, and where its
 // worker is: waiting on an op of another lane (no earlier than that op's end), or running an op that started at a
@@ -341,6 +390,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       st->last_end = done_op->end;
       if (!done_op->status.is_ok() && st->error.is_ok()) st->error = done_op->status;
       if (st->pending_tail == done_op) tail_ref = std::move(st->pending_tail);
+      note_busy(*st, done_op->spec.kind, done_op->start, done_op->end);
       if (tl.record_trace)
         tl.keep_record(st->records, OpRecord{done_op->spec.label, done_op->start, done_op->end, done_op->spec.kind,
                                              done_op->spec.bytes, done_op->spec.comm, done_op->spec.seq});
@@ -408,6 +458,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       run_spec(*st.core, spec, ready, &start, &end, &status, ExternalOp());
       if (has_work) clock.end_excluded_work();
       st.last_end = end;
+      note_busy(st, spec.kind, start, end);
       if (st.core->record_trace)
         st.core->keep_record(st.records, OpRecord{spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
       if (status.is_ok()) return Dep::at(end);
@@ -698,6 +749,53 @@ void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind
 }
 
 uint64_t Timeline::dropped_records() const { return core_->dropped_records.load(std::memory_order_relaxed); }
+
+SimTime Timeline::busy_time(int device, BusyClass cls, SimTime from, SimTime to) const {
+  if (to <= from) return SimTime::zero();
+  std::vector<std::shared_ptr<Lane::State>> lanes;
+  {
+    std::lock_guard lk(core_->reg_mu);
+    for (auto& w : core_->lanes)
+      if (auto l = w.lock()) lanes.push_back(std::move(l));
+  }
+  constexpr int64_t w = kBusyBucket.count_ns();
+  const int64_t f = from.count_ns(), t = to.count_ns();
+  const int c = static_cast<int>(cls);
+  // Busy ns per bucket summed over the device's lanes, each capped at the bucket's length: ops overlapping on two
+  // streams count once (to a bucket's resolution).
+  std::map<int64_t, int64_t> per_bucket;
+  for (auto& l : lanes) {
+    std::lock_guard lk(l->mu);
+    if (l->device != device || !l->busy) continue;
+    for (int i = 0; i < kBusyBuckets; ++i) {
+      const int64_t b = l->busy->bucket[i];
+      if (b == INT64_MIN || b <= l->busy->latest - kBusyBuckets || (b + 1) * w <= f || b * w >= t) continue;
+      per_bucket[b] += l->busy->ns[i][c];
+    }
+  }
+  int64_t total = 0;
+  for (auto [b, ns] : per_bucket) {
+    // A bucket the window covers in part counts in proportion (where in the bucket the ops ran is not kept).
+    const int64_t covered = std::min(t, (b + 1) * w) - std::max(f, b * w);
+    total += static_cast<int64_t>(static_cast<double>(std::min(ns, w)) * static_cast<double>(covered) /
+                                  static_cast<double>(w));
+  }
+  return SimTime::ns(total);
+}
+
+bool Timeline::device_ran_ops(int device) const {
+  std::vector<std::shared_ptr<Lane::State>> lanes;
+  {
+    std::lock_guard lk(core_->reg_mu);
+    for (auto& w : core_->lanes)
+      if (auto l = w.lock()) lanes.push_back(std::move(l));
+  }
+  for (auto& l : lanes) {
+    std::lock_guard g(l->mu);
+    if (l->device == device && l->busy) return true;
+  }
+  return false;
+}
 
 void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn) {
   std::vector<std::tuple<int, uint32_t, OpRecord>> host;

@@ -39,8 +39,8 @@ function(genie_add_torch name)
   if(T_RANKS EQUAL 0)
     # What `genie env` prints: the libraries genie run preloads (torch's DT_RPATH wins over LD_LIBRARY_PATH).
     set(L ${GENIE_LIB_DIR})
-    set(launch LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2
-        LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 ${GENIE_TORCH_PY})
+    set(launch LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2:${L}/libnvidia-ml.so.1
+        LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 PYTHONPATH=${L}/python ${GENIE_TORCH_PY})
   else()
     set(launch ${GENIE_BIN} run -n ${T_RANKS} --device h200 -- ${GENIE_TORCH_PY})
   endif()
@@ -58,12 +58,43 @@ genie_add_torch(e2e_torch_cuda_basics RANKS 0 REGEX "cuda_basics: 0 failed" ENV 
 genie_add_torch(e2e_torch_cuda_basics_expandable RANKS 0 REGEX "cuda_basics: 0 failed"
   ENV PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True GENIE_HOST_CPU_SCALE=0
   ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py --expandable)
+# The versions torch sees are its wheels' (cuDNN 9.19.0 and cuBLAS 13.1.0 with torch 2.11), CUDA 13.2 for runtime and
+# driver; torch's cuDNN compatibility check passes.
+genie_add_torch(e2e_torch_library_versions RANKS 0 REGEX "library_versions: 0 failed" ENV GENIE_HOST_CPU_SCALE=0
+  ARGS ${GENIE_TORCH_EXAMPLES}/library_versions.py)
+# The same with torch 2.15.0+cu132 (cuDNN 9.26, cuBLAS 13.4.1, and the cudart calls 2.15 imports: libraries, graph
+# nodes, user objects), where a venv of it exists (GENIE_VENV_NEWEST; issue #31).
+set(GENIE_VENV_NEWEST ${CMAKE_SOURCE_DIR}/.venv-newest CACHE PATH "Python environment with the newest torch")
+if(EXISTS ${GENIE_VENV_NEWEST}/bin/python)
+  set(L ${GENIE_LIB_DIR})
+  add_test(NAME e2e_torch_newest_library_versions
+    COMMAND ${RUN_EXPECT} 0 "library_versions: 0 failed" -- env GENIE_HOST_CPU_SCALE=0
+            LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2
+            LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 ${GENIE_VENV_NEWEST}/bin/python
+            ${GENIE_TORCH_EXAMPLES}/library_versions.py)
+  set_tests_properties(e2e_torch_newest_library_versions PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
+    FAIL_REGULAR_EXPRESSION "^FAIL ")
+endif()
+# NVML (libnvidia-ml.so.1) under genie run, 2 ranks: pynvml (nvidia-ml-py, scripts/torch-requirements.txt) and
+# torch.cuda's NVML calls (device count before CUDA starts, utilization, memory_usage, temperature, power_draw,
+# clock_rate, device_memory_used, list_gpu_processes) agree with the allocator and the timeline (docs/nvml.md).
+genie_add_torch(e2e_torch_nvml RANKS 2 REGEX "\\[rank1\\]: nvml_monitoring: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/nvml_monitoring.py)
 
 # torch.distributed (nccl backend) on our libnccl.so.2: every collective, with and without device_id.
 genie_add_torch(e2e_torch_distributed_4 RANKS 4 REGEX "\\[rank3\\]: distributed_ops rank 3: 0 failed"
   ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py)
 genie_add_torch(e2e_torch_distributed_lazy_3 RANKS 3 REGEX "\\[rank2\\]: distributed_ops rank 2: 0 failed"
   ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py --no-device-id)
+# Small CUDA tensors carry real values (fakecuda/python/genie_small_values.py, docs/pytorch.md "Small values"):
+# reductions, scans, masks and nonzero after a collective, values sent by collectives; the four object collectives,
+# which depend on it. Switched off (GENIE_TORCH_SMALL_VALUES=0) the same checks must fail.
+genie_add_torch(e2e_torch_small_values_3 RANKS 3 REGEX "\\[rank0\\]: small_values rank 0: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/small_values.py)
+genie_add_torch(e2e_torch_small_values_off RANKS 2 RC 1 REGEX "\\[rank0\\]: small_values rank 0: [1-9][0-9]* failed"
+  ENV GENIE_TORCH_SMALL_VALUES=0 ARGS ${GENIE_TORCH_EXAMPLES}/small_values.py)
+genie_add_torch(e2e_torch_object_collectives_3 RANKS 3 REGEX "\\[rank2\\]: object_collectives rank 2: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/object_collectives.py)
 # The NCCL watchdog: a rank that never joins makes the others time out; a mismatched count is an async
 # NCCL error. Either way torch takes the process down (SIGABRT: exit 134).
 genie_add_torch(e2e_torch_watchdog_timeout RANKS 3 RC 134 LABEL slow

@@ -57,6 +57,26 @@ TEST(Launcher, EachRankGetsTorchrunVariablesAndItsEmulatedNode) {
   EXPECT_EQ(env.count("LD_PRELOAD"), 0u) << "no library directory given";
 }
 
+TEST(Launcher, PreloadListHasEveryDropInThatIsBuiltNvmlLast) {
+  char tmpl[] = "/tmp/genie-preload-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  // System: a library folder with the CUDA 13 runtime, NCCL and NVML only (no cuBLAS, no cuDNN).
+  // Expectation: those three, in preload order; for CUDA 12 the 12 runtime, which is listed even when absent.
+  for (const char* f : {"libcudart.so.13", "libnccl.so.2", "libnvidia-ml.so.1"}) std::ofstream(dir + "/" + f) << "";
+  EXPECT_EQ(preload_libraries(dir),
+            (std::vector<std::string>{dir + "/libcudart.so.13", dir + "/libnccl.so.2", dir + "/libnvidia-ml.so.1"}));
+  EXPECT_EQ(preload_libraries(dir, 12).front(), dir + "/libcudart.so.12");
+  LaunchSpec spec;
+  spec.lib_dir = dir;
+  auto p = place_ranks(1, 1, 8);
+  ASSERT_TRUE(p.is_ok());
+  const std::string preload = rank_environment(spec, (*p)[0], 0, 1)["LD_PRELOAD"];
+  EXPECT_NE(preload.find(dir + "/libnvidia-ml.so.1"), std::string::npos) << preload;
+  for (const char* f : {"libcudart.so.13", "libnccl.so.2", "libnvidia-ml.so.1"}) std::remove((dir + "/" + f).c_str());
+  rmdir(dir.c_str());
+}
+
 // Runs `spec` with its output captured in a temporary file; returns (result, output).
 std::pair<LaunchResult, std::string> run_captured(LaunchSpec spec) {
   char path[] = "/tmp/genie-launcher-XXXXXX";

@@ -379,3 +379,51 @@ TEST(Timeline, UndrainedTraceRecordsAreCappedAndCounted) {
 
 }  // namespace
 }  // namespace genie::sched
+
+namespace genie::sched {
+namespace {
+
+OpSpec kernel_of(SimTime d, OpKind kind = OpKind::kKernel) {
+  OpSpec s;
+  s.duration = d;
+  s.kind = kind;
+  return s;
+}
+
+TEST(TimelineBusy, OverlappingLanesCountOncePerBucketAndClassesApart) {
+  Timeline tl(virtual_clock());
+  Lane a(tl), b(tl), other(tl), copies(tl);
+  a.set_identity(0, 0);
+  b.set_identity(0, 1);
+  other.set_identity(1, 2);
+  copies.set_identity(0, 3);
+  // System: device 0 runs kernels on two streams over [0, 300 ms) and [100, 200 ms) (b inside a), a copy over
+  // [0, 50 ms); device 1 a kernel over [0, 500 ms). Expectations in [0, 1 s): device 0 busy 300 ms with kernels
+  // (the overlap counts once), 50 ms with copies; device 1 500 ms; in [200, 300 ms) device 0 100 ms.
+  a.submit(kernel_of(SimTime::ms(300)), SimTime::zero());
+  b.submit(kernel_of(SimTime::ms(100)), SimTime::ms(100));
+  copies.submit(kernel_of(SimTime::ms(50), OpKind::kCopy), SimTime::zero());
+  other.submit(kernel_of(SimTime::ms(500)), SimTime::zero());
+  EXPECT_EQ(tl.busy_time(0, BusyClass::kCompute, SimTime::zero(), SimTime::ms(1000)), SimTime::ms(300));
+  EXPECT_EQ(tl.busy_time(0, BusyClass::kMemory, SimTime::zero(), SimTime::ms(1000)), SimTime::ms(50));
+  EXPECT_EQ(tl.busy_time(1, BusyClass::kCompute, SimTime::zero(), SimTime::ms(1000)), SimTime::ms(500));
+  EXPECT_EQ(tl.busy_time(0, BusyClass::kCompute, SimTime::ms(200), SimTime::ms(300)), SimTime::ms(100));
+  EXPECT_EQ(tl.busy_time(2, BusyClass::kCompute, SimTime::zero(), SimTime::ms(1000)), SimTime::zero());
+  EXPECT_TRUE(tl.device_ran_ops(0));
+  EXPECT_FALSE(tl.device_ran_ops(2));
+}
+
+TEST(TimelineBusy, OnlyTheLastHistoryIsKept) {
+  Timeline tl(virtual_clock());
+  Lane a(tl);
+  a.set_identity(0, 0);
+  // System: a 1 s kernel, then one of 10 ms starting 5 s later. Expectation: [0, 1 s) has left the history
+  // (Timeline::kBusyHistory = 2.56 s), the recent kernel is all there is.
+  a.submit(kernel_of(SimTime::ms(1000)), SimTime::zero());
+  a.submit(kernel_of(SimTime::ms(10)), SimTime::ms(6000));
+  EXPECT_EQ(tl.busy_time(0, BusyClass::kCompute, SimTime::zero(), SimTime::ms(1000)), SimTime::zero());
+  EXPECT_EQ(tl.busy_time(0, BusyClass::kCompute, SimTime::ms(5500), SimTime::ms(6500)), SimTime::ms(10));
+}
+
+}  // namespace
+}  // namespace genie::sched

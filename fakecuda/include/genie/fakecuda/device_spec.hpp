@@ -46,6 +46,11 @@ struct DeviceSpec {
   double pcie_bw_bytes_per_s = 0;  ///< per direction, host link
   double nvlink_bw_bytes_per_s = 0;  ///< per direction, whole GPU (all links)
   int nvlink_links = 0;
+  /// Nominal board values that NVML (libnvidia-ml.so.1, genie smi) reports, from the preset's optional "nominal"
+  /// object; Genie models neither power nor heat. 0 when absent: NVML then answers NVML_ERROR_NOT_SUPPORTED.
+  int power_limit_w = 0;                      ///< board power limit (the datasheet's max TDP)
+  int idle_power_w = 0;                       ///< draw when idle; NVML interpolates to power_limit_w by utilization
+  int temperature_c = 0;                      ///< GPU temperature, constant
   SimTime launch_overhead = SimTime::zero();  ///< host CPU cost of one kernel launch (API overhead)
   SimTime kernel_floor = SimTime::zero();     ///< smallest GPU duration of any kernel
   std::vector<std::string> sources;           ///< citations for the values above

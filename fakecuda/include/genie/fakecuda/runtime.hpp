@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,9 @@ namespace genie::fakecuda {
 
 class Device;
 class Graph;
+struct GraphNode;
+class UserObject;
+struct CodeLibrary;
 
 /// A kernel registered by nvcc's static constructors (__cudaRegisterFunction).
 struct Kernel {
@@ -46,6 +50,12 @@ class ModuleRegistry {
   const Kernel* find_kernel(const void* host_stub) const;
   /// A `cudaKernel_t`/`cudaFunction_t` we handed out, validated; nullptr otherwise.
   static const Kernel* from_handle(const void* handle);
+  /// A kernel no host stub names (a kernel of a code library, cudaLibraryGetKernel): its handle is also its key,
+  /// so find_kernel(handle) and from_handle(handle) both answer it and every launch API takes it.
+  const Kernel* add_handle_kernel(std::string name);
+  /// Invalidates the handle of a kernel from add_handle_kernel (its library was unloaded). The Kernel stays
+  /// allocated: trace labels of earlier launches point into its name.
+  void retire_kernel(const Kernel* k);
   /// Records a __device__ variable (its host shadow is its storage) and registers it with `memory`
   /// of the live runtime, if any.
   void register_var(void* host_var, size_t size);
@@ -167,6 +177,10 @@ struct Event {
 struct RuntimeOptions {
   DeviceSpec spec;
   int device_count = 8;                 ///< devices visible to the process
+  int physical_device_count = 8;        ///< devices of the emulated node, before CUDA_VISIBLE_DEVICES (GENIE_GPUS)
+  /// The node's ordinal of each visible device (CUDA_VISIBLE_DEVICES; 0..device_count-1 when unset). NVML numbers
+  /// devices by these, as the real one ignores CUDA_VISIBLE_DEVICES.
+  std::vector<int> visible_ordinals;
   sched::ClockOptions clock;
   SimTime api_overhead = SimTime::ns(500);  ///< modelled host cost of a non-launch API call
   std::string cost_table;               ///< JSON file of measured kernel durations ("" = none)
@@ -246,6 +260,27 @@ class Runtime {
 
   // --- capture and graphs ---
   Status begin_capture(Stream& s, int mode);
+  /// cudaStreamBeginCaptureToGraph: captures into the existing graph `g`, the first op after the nodes `deps`
+  /// (indices in g). end_capture then returns `g`.
+  Status begin_capture_to_graph(Stream& s, Graph& g, std::vector<int> deps, int mode);
+  /// The graph `s` captures into and its current dependencies (cudaStreamGetCaptureInfo); nullptr when `s` is
+  /// not capturing.
+  Graph* capture_graph(Stream& s, std::vector<int>* frontier);
+  /// cudaStreamUpdateCaptureDependencies: the next captured op of `s` depends on `nodes` (indices in its capture
+  /// graph) instead of (`replace`) or as well as its current dependencies. kInvalidUsage when not capturing.
+  Status update_capture_dependencies(Stream& s, const std::vector<int>& nodes, bool replace);
+  /// Appends `node` to `g` after the nodes `deps` (indices in g); returns its index. A conditional node gets
+  /// `body_count` new body graphs, registered so that nodes can be added to them (handles: graph addresses).
+  Result<int> add_graph_node(Graph& g, std::vector<int> deps, GraphNode node, unsigned body_count = 0);
+  /// Appends the op that `enqueue` submits on a private stream of `device` as one node of `g` after `deps`
+  /// (cudaGraphAddNode of kernels, copies and memsets reuses the stream APIs' checks and cost model).
+  Result<int> add_graph_node_by_capture(Graph& g, std::vector<int> deps, int device,
+                                        const std::function<Status(Stream&)>& enqueue);
+  /// cudaGraphConditionalHandleCreate: a handle of `g` whose value is `default_value` when the graph runs.
+  uint64_t create_conditional_handle(Graph& g, unsigned default_value, unsigned flags);
+  /// The default value of a conditional handle; kInvalidArgument when it is unknown. A handle of any live graph is
+  /// taken for `g` (a conditional body's nodes use the handles of the graph around it).
+  Result<uint64_t> conditional_value(uint64_t handle, const Graph& g);
   Result<Graph*> end_capture(Stream& s);
   bool is_capturing(Stream& s);
   /// Capture id of `s` (0 when not capturing).
@@ -253,6 +288,29 @@ class Runtime {
   Graph* create_graph();
   Status destroy_graph(Graph* g);
   Graph* resolve_graph(const void* handle);
+
+  // --- user objects (cudaUserObject_t) ---
+  UserObject* create_user_object(void* ptr, void (*destroy)(void*), unsigned refs);
+  UserObject* resolve_user_object(const void* handle);
+  void retain_user_object(UserObject& o, unsigned n);
+  /// Drops `n` references; the last runs the destructor (on the calling thread) and frees the object.
+  Status release_user_object(UserObject& o, unsigned n);
+  /// cudaGraphRetainUserObject: `g` takes `n` references, new ones or (`move`) the caller's.
+  Status graph_retain_user_object(Graph& g, UserObject& o, unsigned n, bool move);
+  /// cudaGraphReleaseUserObject: kInvalidArgument when `g` holds fewer than `n`.
+  Status graph_release_user_object(Graph& g, UserObject& o, unsigned n);
+
+  // --- code libraries (cudaLibrary_t) ---
+  /// Loads a cubin, fat binary or PTX image (read_code_image); kInvalidArgument when it is none of them.
+  Result<CodeLibrary*> load_library(const void* image);
+  Status unload_library(CodeLibrary* lib);
+  CodeLibrary* resolve_library(const void* handle);
+  /// The kernel `name` of `lib`; kNotFound when the image names its kernels and not this one.
+  Result<const Kernel*> library_kernel(CodeLibrary& lib, const std::string& name);
+  std::vector<const Kernel*> library_kernels(CodeLibrary& lib);
+  /// Device memory of the variable `name` of `lib` on the current device (allocated and initialised from the
+  /// image on the first request); kNotFound when the image has no such variable.
+  Result<std::pair<void*, size_t>> library_global(CodeLibrary& lib, const std::string& name);
   // --- memory ---
   /// Device memory on `device` (capacity enforced): kOutOfMemory past the preset's capacity.
   Result<void*> device_alloc(int device, size_t size, MemKind kind = MemKind::kDevice);
@@ -297,8 +355,17 @@ class Runtime {
   std::shared_mutex handles_mu_;
   std::unordered_map<const void*, std::unique_ptr<Stream>> streams_;
   std::unordered_map<const void*, std::unique_ptr<Event>> events_;
-  std::unordered_map<const void*, std::unique_ptr<Graph>> graphs_;
+  std::unordered_map<const void*, std::shared_ptr<Graph>> graphs_;
   std::mutex capture_mu_;
+  struct ConditionalHandle {
+    const Graph* graph;
+    uint64_t default_value;
+  };
+  std::unordered_map<uint64_t, ConditionalHandle> conditionals_;  ///< guarded by capture_mu_
+  uint64_t next_conditional_ = 1;
+  std::mutex objects_mu_;  ///< user objects and libraries
+  std::unordered_map<const void*, std::shared_ptr<UserObject>> user_objects_;
+  std::unordered_map<const void*, std::shared_ptr<CodeLibrary>> libraries_;
 
   std::atomic<uint64_t> next_capture_id_{1};
   /// Bumped whenever a stream is destroyed: invalidates per-thread handle caches.

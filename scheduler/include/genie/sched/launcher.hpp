@@ -70,6 +70,20 @@ std::string sanitizer_runtime();
 /// `preload` (a LD_PRELOAD value) with the sanitizer runtime in front, unless it holds it already.
 std::string with_sanitizer_runtime(const std::string& preload);
 
+/// The drop-in libraries a program preloads to run on Genie, as paths in `lib_dir`, in preload order: the CUDA runtime
+/// of `cuda_major` (12 or 13), cuBLAS and cuBLASLt of that major, cuDNN, NCCL and NVML (libnvidia-ml.so.1). PyTorch's
+/// wheels find NVIDIA's cuBLAS/cuDNN/NCCL through DT_RPATH, which LD_LIBRARY_PATH cannot override: only a preloaded
+/// soname replaces them. The one list `genie run` (rank_environment) and `genie env` use. Libraries missing from
+/// `lib_dir` (a build without cuDNN headers) are left out, except the CUDA runtime.
+std::vector<std::string> preload_libraries(const std::string& lib_dir, int cuda_major = 13);
+
+/// PyTorch start-up, for `genie run` (rank_environment) and `genie env`: "PYTHONPATH" = `lib_dir`/python (whose
+/// sitecustomize.py installs genie_small_values.py when the program imports torch; docs/pytorch.md "Small values"),
+/// to be put before the caller's PYTHONPATH, and the resolved torch.* settings of the config registry
+/// (GENIE_TORCH_SMALL_VALUES, GENIE_TORCH_SMALL_VALUE_ELEMENTS), which the Python module reads. Empty when
+/// `lib_dir`/python/sitecustomize.py is missing (a build without the genie_python target).
+std::map<std::string, std::string> python_environment(const std::string& lib_dir);
+
 /// The environment of rank `r` (only the variables the launcher sets).
 std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
                                                     int master_port);

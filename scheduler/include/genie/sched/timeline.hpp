@@ -64,6 +64,11 @@ enum class OpKind : uint8_t {
 
 class ExternalOp;
 
+/// What a device was busy with, for utilization (NVML's utilization.gpu and utilization.memory): kernels, memsets
+/// (a kernel on a GPU) and collectives (kCompute, as the report's compute), copies (kMemory: the copy engines). Host
+/// waits, host functions and annotated ranges count as neither.
+enum class BusyClass : uint8_t { kCompute = 0, kMemory = 1 };
+
 /// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and the lane's
 /// external-op handle (empty unless `external`) and returns the end time (a collective resolved by the coordinator,
 /// a copy timed by the fabric).
@@ -210,6 +215,17 @@ class Timeline {
   static constexpr uint32_t kHostStreamBase = 0x80000000u;
   /// Drains every lane's completed-op records: fn(device, stream id, record).
   void drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn);
+  /// Time within [from, to) during which at least one op of class `cls` ran on a lane of `device` (ops that have
+  /// completed; overlapping ops on different lanes count once per bucket). Kept in buckets of kBusyBucket for
+  /// the last kBusyBuckets of them per lane, so the answer is exact to a bucket's resolution and only for windows
+  /// within kBusyHistory of the lanes' latest op. Thread-safe; takes each lane's lock briefly.
+  SimTime busy_time(int device, BusyClass cls, SimTime from, SimTime to) const;
+  /// Whether any op of any class has run on a lane of `device` (a live lane: destroyed streams are forgotten).
+  bool device_ran_ops(int device) const;
+  static constexpr SimTime kBusyBucket = SimTime::ms(10);
+  static constexpr int kBusyBuckets = 256;
+  /// kBusyBucket x kBusyBuckets.
+  static constexpr SimTime kBusyHistory = SimTime::ms(10 * 256);
   /// Undrained records are capped (2^19 per stream and for the host spans, so a trace nobody collects cannot
   /// grow without bound); how many were counted instead of kept.
   uint64_t dropped_records() const;
