@@ -4,15 +4,16 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${GENIE_BUILD_DIR:-$here/build}
-# The PyTorch tests' .venv (torch from PyPI, reused when present) downloads while the build compiles. If it
-# cannot be made, the torch tests fail with the reason and the rest of the suite runs as usual.
+# The PyTorch tests' venvs (.venv: torch 2.11.0; .venv-newest: the newest torch; from PyPI, reused when present)
+# download while the build compiles. If one cannot be made, its torch tests fail with the reason and the rest of the
+# suite runs as usual.
 mkdir -p "$build"
-"$here/scripts/setup-venv.sh" > "$build/setup-venv.log" 2>&1 &
+("$here/scripts/setup-venv.sh" && "$here/scripts/setup-venv.sh" --newest) > "$build/setup-venv.log" 2>&1 &
 venv_pid=$!
 "$here/scripts/build.sh"
 if ! wait "$venv_pid"; then
   cat "$build/setup-venv.log" >&2
-  echo "genie: the .venv for the PyTorch tests could not be made: the torch tests (ctest -L torch) will fail" >&2
+  echo "genie: a venv for the PyTorch tests could not be made: its torch tests (ctest -L torch) will fail" >&2
 fi
 (cd "$build" && ctest -j "${GENIE_JOBS:-2}" --output-on-failure --timeout 600 ${GENIE_CTEST_ARGS:-})
 

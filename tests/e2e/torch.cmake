@@ -23,10 +23,26 @@ add_test(NAME e2e_torch_venv
 set_tests_properties(e2e_torch_venv PROPERTIES LABELS "e2e;torch" TIMEOUT 120 FIXTURES_SETUP torch_venv
   PASS_REGULAR_EXPRESSION "torch 2\\.11\\.0\\+cu130 13\\.")
 
-# genie_add_torch(<name> RANKS n|0 [RC rc] [REGEX re] [ENV k=v...] [LABEL l] ARGS script args...): RANKS 0 runs
-# one process with our libraries preloaded; otherwise `genie run -n RANKS`.
+# The newest torch on PyPI (scripts/torch-newest-requirements.txt: torch 2.15.0+cu132, NCCL 2.30.7's API, cuDNN 9.26)
+# in .venv-newest, which `scripts/setup-venv.sh --newest` makes (./scripts/test.sh runs it). Which tests run on it
+# and why: docs/testing.md, "Two torch versions".
+set(GENIE_VENV_NEWEST ${CMAKE_SOURCE_DIR}/.venv-newest CACHE PATH "Python environment with the newest torch")
+set(GENIE_TORCH_NEWEST_PY ${GENIE_VENV_NEWEST}/bin/python)
+add_test(NAME e2e_torch_newest_venv
+  COMMAND bash -c "if [ ! -x '${GENIE_TORCH_NEWEST_PY}' ]; then echo 'FAIL no ${GENIE_TORCH_NEWEST_PY}: the newest-torch tests need the .venv-newest that scripts/setup-venv.sh --newest makes (./scripts/test.sh runs it; it needs PyPI)'; exit 1; fi; '${GENIE_TORCH_NEWEST_PY}' -c 'import torch, sys; v = (torch.__version__, torch.version.cuda); print(\"torch\", *v); sys.exit(0 if v[0].startswith(\"2.15.0\") and v[1].startswith(\"13.\") else 1)'")
+set_tests_properties(e2e_torch_newest_venv PROPERTIES LABELS "e2e;torch" TIMEOUT 120 FIXTURES_SETUP torch_venv_newest
+  PASS_REGULAR_EXPRESSION "torch 2\\.15\\.0\\+cu13[0-9] 13\\.")
+
+# genie_add_torch(<name> RANKS n|0 [NEWEST] [RC rc] [REGEX re] [ENV k=v...] [LABEL l] ARGS script args...): RANKS 0
+# runs one process with our libraries preloaded; otherwise `genie run -n RANKS`. NEWEST: on the newest torch.
 function(genie_add_torch name)
-  cmake_parse_arguments(T "" "RANKS;RC;REGEX;LABEL;TIMEOUT" "ENV;ARGS" ${ARGN})
+  cmake_parse_arguments(T "NEWEST" "RANKS;RC;REGEX;LABEL;TIMEOUT" "ENV;ARGS" ${ARGN})
+  set(py ${GENIE_TORCH_PY})
+  set(fixture torch_venv)
+  if(T_NEWEST)
+    set(py ${GENIE_TORCH_NEWEST_PY})
+    set(fixture torch_venv_newest)
+  endif()
   if(NOT T_RC)
     set(T_RC 0)
   endif()
@@ -40,14 +56,14 @@ function(genie_add_torch name)
     # What `genie env` prints: the libraries genie run preloads (torch's DT_RPATH wins over LD_LIBRARY_PATH).
     set(L ${GENIE_LIB_DIR})
     set(launch LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2:${L}/libnvidia-ml.so.1
-        LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 PYTHONPATH=${L}/python ${GENIE_TORCH_PY})
+        LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 PYTHONPATH=${L}/python ${py})
   else()
-    set(launch ${GENIE_BIN} run -n ${T_RANKS} --device h200 -- ${GENIE_TORCH_PY})
+    set(launch ${GENIE_BIN} run -n ${T_RANKS} --device h200 -- ${py})
   endif()
   add_test(NAME ${name}
     COMMAND ${RUN_EXPECT} ${T_RC} ${T_REGEX} -- env ${T_ENV} ${launch} ${T_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABEL};torch" TIMEOUT ${T_TIMEOUT} PROCESSORS 2
-    FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL ")
+    FIXTURES_REQUIRED ${fixture} FAIL_REGULAR_EXPRESSION "^FAIL ")
 endfunction()
 
 # torch.cuda on one process: discovery, allocator, copies timed against the real H200, streams, OOM, graphs.
@@ -63,18 +79,9 @@ genie_add_torch(e2e_torch_cuda_basics_expandable RANKS 0 REGEX "cuda_basics: 0 f
 genie_add_torch(e2e_torch_library_versions RANKS 0 REGEX "library_versions: 0 failed" ENV GENIE_HOST_CPU_SCALE=0
   ARGS ${GENIE_TORCH_EXAMPLES}/library_versions.py)
 # The same with torch 2.15.0+cu132 (cuDNN 9.26, cuBLAS 13.4.1, and the cudart calls 2.15 imports: libraries, graph
-# nodes, user objects), where a venv of it exists (GENIE_VENV_NEWEST; issue #31).
-set(GENIE_VENV_NEWEST ${CMAKE_SOURCE_DIR}/.venv-newest CACHE PATH "Python environment with the newest torch")
-if(EXISTS ${GENIE_VENV_NEWEST}/bin/python)
-  set(L ${GENIE_LIB_DIR})
-  add_test(NAME e2e_torch_newest_library_versions
-    COMMAND ${RUN_EXPECT} 0 "library_versions: 0 failed" -- env GENIE_HOST_CPU_SCALE=0
-            LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2
-            LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 ${GENIE_VENV_NEWEST}/bin/python
-            ${GENIE_TORCH_EXAMPLES}/library_versions.py)
-  set_tests_properties(e2e_torch_newest_library_versions PROPERTIES LABELS "e2e;torch" TIMEOUT 600 PROCESSORS 2
-    FAIL_REGULAR_EXPRESSION "^FAIL ")
-endif()
+# nodes, user objects).
+genie_add_torch(e2e_torch_newest_library_versions RANKS 0 NEWEST REGEX "library_versions: 0 failed"
+  ENV GENIE_HOST_CPU_SCALE=0 ARGS ${GENIE_TORCH_EXAMPLES}/library_versions.py)
 # NVML (libnvidia-ml.so.1) under genie run, 2 ranks: pynvml (nvidia-ml-py, scripts/torch-requirements.txt) and
 # torch.cuda's NVML calls (device count before CUDA starts, utilization, memory_usage, temperature, power_draw,
 # clock_rate, device_memory_used, list_gpu_processes) agree with the allocator and the timeline (docs/nvml.md).
@@ -117,7 +124,13 @@ endforeach()
 # (tests/e2e/nccl_pattern.py) and, with --twice, identical step times in a second run.
 set(GPT_TINY --model gpt-tiny --batch 8 --seq 256 --steps 5)
 function(genie_add_gpt name ranks)
-  cmake_parse_arguments(G "TWICE" "PATTERN;LABEL" "ARGS" ${ARGN})
+  cmake_parse_arguments(G "TWICE;NEWEST" "PATTERN;LABEL" "ENV;ARGS" ${ARGN})
+  set(py ${GENIE_TORCH_PY})
+  set(fixture torch_venv)
+  if(G_NEWEST)
+    set(py ${GENIE_TORCH_NEWEST_PY})
+    set(fixture torch_venv_newest)
+  endif()
   set(extra "")
   if(G_PATTERN)
     list(APPEND extra --pattern ${G_PATTERN})
@@ -129,10 +142,10 @@ function(genie_add_gpt name ranks)
     set(G_LABEL e2e)
   endif()
   add_test(NAME ${name}
-    COMMAND ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_gpt.py --genie ${GENIE_BIN}
-            --python ${GENIE_TORCH_PY} --ranks ${ranks} ${extra} -- ${G_ARGS})
+    COMMAND env ${G_ENV} ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_gpt.py --genie ${GENIE_BIN}
+            --python ${py} --ranks ${ranks} ${extra} -- ${G_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "${G_LABEL};torch" TIMEOUT 900 PROCESSORS 2
-    FIXTURES_REQUIRED torch_venv PASS_REGULAR_EXPRESSION "torch_gpt: 0 failed" FAIL_REGULAR_EXPRESSION "^FAIL ")
+    FIXTURES_REQUIRED ${fixture} PASS_REGULAR_EXPRESSION "torch_gpt: 0 failed" FAIL_REGULAR_EXPRESSION "^FAIL ")
 endfunction()
 
 # The example programs against a run of the same programs on a real H200 (tests/e2e/data/real_h200/): where the
@@ -183,3 +196,31 @@ if(TARGET example_collectives)
   set_tests_properties(e2e_coordinator_auto_torchrun PROPERTIES LABELS "e2e;torch" TIMEOUT 300 PROCESSORS 2
     FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "other_launchers: 0 failed")
 endif()
+
+# The newest torch (torch 2.15.0+cu132), with no workaround variable: import (the NCCL 2.32 symbols libtorch_cuda.so
+# binds at load), torch.cuda with and without expandable segments (NVML fabric query), torch.distributed's calls,
+# object collectives, NVML monitoring, the watchdog, and gpt.py in DDP, FSDP2, TP and PP on 4 ranks with torch's
+# default backend (the in-tree ProcessGroupNCCL2); DDP and TP also on the classic ProcessGroupNCCL
+# (TORCH_DIST_USE_NCCL2=0). docs/testing.md says why this set.
+genie_add_torch(e2e_torch_newest_cuda_basics RANKS 0 NEWEST REGEX "cuda_basics: 0 failed" ENV GENIE_HOST_CPU_SCALE=0
+  ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py)
+genie_add_torch(e2e_torch_newest_cuda_basics_expandable RANKS 0 NEWEST REGEX "cuda_basics: 0 failed"
+  ENV PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True GENIE_HOST_CPU_SCALE=0
+  ARGS ${GENIE_TORCH_EXAMPLES}/cuda_basics.py --expandable)
+genie_add_torch(e2e_torch_newest_distributed_4 RANKS 4 NEWEST REGEX "\\[rank3\\]: distributed_ops rank 3: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py)
+genie_add_torch(e2e_torch_newest_object_collectives_3 RANKS 3 NEWEST
+  REGEX "\\[rank2\\]: object_collectives rank 2: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/object_collectives.py)
+genie_add_torch(e2e_torch_newest_nvml RANKS 2 NEWEST REGEX "\\[rank1\\]: nvml_monitoring: 0 failed"
+  ARGS ${GENIE_TORCH_EXAMPLES}/nvml_monitoring.py)
+genie_add_torch(e2e_torch_newest_watchdog_timeout RANKS 3 NEWEST RC 134 LABEL slow
+  REGEX "Watchdog caught collective operation timeout|[Tt]imeout"
+  ENV TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC=1000 ARGS ${GENIE_TORCH_EXAMPLES}/distributed_ops.py --watchdog-timeout)
+genie_add_gpt(e2e_torch_newest_gpt_ddp_4 4 NEWEST PATTERN ddp ARGS ${GPT_TINY} --ddp)
+genie_add_gpt(e2e_torch_newest_gpt_fsdp_4 4 NEWEST PATTERN fsdp ARGS ${GPT_TINY} --fsdp)
+genie_add_gpt(e2e_torch_newest_gpt_tp_4 4 NEWEST PATTERN tp ARGS ${GPT_TINY} --tp 4)
+genie_add_gpt(e2e_torch_newest_gpt_pp_4 4 NEWEST PATTERN pp ARGS ${GPT_TINY} --pp 4)
+genie_add_gpt(e2e_torch_newest_gpt_ddp_4_pgnccl 4 NEWEST PATTERN ddp ENV TORCH_DIST_USE_NCCL2=0
+  ARGS ${GPT_TINY} --ddp)
+genie_add_gpt(e2e_torch_newest_gpt_tp_4_pgnccl 4 NEWEST PATTERN tp ENV TORCH_DIST_USE_NCCL2=0 ARGS ${GPT_TINY} --tp 4)
