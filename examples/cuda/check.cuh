@@ -62,3 +62,20 @@ static int finish(const char* name) {
   std::printf("%s: %d failed\n", name, g_failures);
   return g_failures == 0 ? 0 : 1;
 }
+
+// Time of what `body` enqueues on `s`, by events, in ms.
+template <class F>
+inline float event_timed_ms(cudaStream_t s, F body) {
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  CHECK_CUDA(cudaEventRecord(e0, s));
+  body();
+  CHECK_CUDA(cudaEventRecord(e1, s));
+  CHECK_CUDA(cudaEventSynchronize(e1));
+  float ms = 0;
+  CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
+  return ms;
+}

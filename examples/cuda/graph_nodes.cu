@@ -24,18 +24,7 @@ int g_host_calls = 0;
 void host_node(void* p) { ++*static_cast<int*>(p); }
 
 float launch_ms(cudaGraphExec_t exec, cudaStream_t s) {
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  CHECK_CUDA(cudaEventRecord(e0, s));
-  CHECK_CUDA(cudaGraphLaunch(exec, s));
-  CHECK_CUDA(cudaEventRecord(e1, s));
-  CHECK_CUDA(cudaEventSynchronize(e1));
-  float ms = 0;
-  CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-  CHECK_CUDA(cudaEventDestroy(e0));
-  CHECK_CUDA(cudaEventDestroy(e1));
-  return ms;
+  return event_timed_ms(s, [&] { CHECK_CUDA(cudaGraphLaunch(exec, s)); });
 }
 
 // torch's CUDAGraph::begin_capture_to_if_node: A; if (cond) { B, captured on another stream }; C.

@@ -20,22 +20,6 @@ std::vector<char> read_file(const char* path) {
   return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Time of what `body` enqueues on `s`, by events, in ms.
-template <class F>
-float timed(cudaStream_t s, F body) {
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  CHECK_CUDA(cudaEventRecord(e0, s));
-  body();
-  CHECK_CUDA(cudaEventRecord(e1, s));
-  CHECK_CUDA(cudaEventSynchronize(e1));
-  float ms = 0;
-  CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-  CHECK_CUDA(cudaEventDestroy(e0));
-  CHECK_CUDA(cudaEventDestroy(e1));
-  return ms;
-}
 
 }  // namespace
 
@@ -84,7 +68,7 @@ int main(int argc, char** argv) {
   void* scale_args[] = {&out, &in, &nn};
   int threads = 32;
   void* count_args[] = {&threads};
-  float ms = timed(s, [&] {
+  float ms = event_timed_ms(s, [&] {
     CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(scale), dim3(n / 256), dim3(256), scale_args, 0, s));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(1);
@@ -136,7 +120,7 @@ int main(int argc, char** argv) {
   EXPECT_EQ_INT("kernels in the cubin", 2, count);
   cudaKernel_t k = nullptr;
   CHECK_CUDA(cudaLibraryGetKernel(&k, from_file, "lib_count"));
-  ms = timed(
+  ms = event_timed_ms(
       s, [&] { CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(1), dim3(32), count_args, 0, s)); });
   if (on_genie()) EXPECT_NEAR_DBL("modelled time of lib_count from the cubin (ms)", 0.5, ms, 0.05);
   CHECK_CUDA(cudaLibraryUnload(from_file));

@@ -34,18 +34,7 @@ static float value_of(int rank, size_t i) { return static_cast<float>(rank * 100
 
 // Modelled time of an AllReduce of `count` floats with `config` (NULL: the plain call), from CUDA events.
 static float timed_allreduce(ncclComm_t comm, cudaStream_t s, float* d, size_t count, const ncclCollConfig_t* config) {
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  CHECK_CUDA(cudaEventRecord(a, s));
-  CHECK_NCCL(ncclAllReduceConfig(d, d, count, ncclFloat, ncclSum, comm, s, config));
-  CHECK_CUDA(cudaEventRecord(b, s));
-  sync_nccl_stream(comm, s, -1);
-  float ms = 0;
-  CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-  CHECK_CUDA(cudaEventDestroy(a));
-  CHECK_CUDA(cudaEventDestroy(b));
-  return ms;
+  return event_timed_ms(s, [&] { CHECK_NCCL(ncclAllReduceConfig(d, d, count, ncclFloat, ncclSum, comm, s, config)); });
 }
 
 static void check_allreduce(int rank, const char* what, ncclComm_t comm, cudaStream_t s, int n) {

@@ -46,15 +46,15 @@ def expect(what, ok, expected, actual):
     return ok
 
 
-def check_python(python):
-    """The .venv that scripts/setup-venv.sh makes, with the CUDA 13 build of torch 2.11.0."""
+def check_python(python, version="2.11.0"):
+    """A venv that scripts/setup-venv.sh makes, with a CUDA 13 build of torch `version`."""
     if not os.path.exists(python):
         return (f"{python} does not exist: the PyTorch tests need the .venv that scripts/setup-venv.sh makes "
                 "(./scripts/test.sh runs it; it needs PyPI)")
     r = subprocess.run([python, "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
                        capture_output=True, text=True)
-    if r.returncode != 0 or not r.stdout.startswith("2.11.0") or " 13." not in r.stdout:
-        return f"{python} lacks torch 2.11.0 (CUDA 13): {r.stdout.strip()} {r.stderr.strip()[-300:]}"
+    if r.returncode != 0 or not r.stdout.startswith(version) or " 13." not in r.stdout:
+        return f"{python} lacks torch {version} (CUDA 13): {r.stdout.strip()} {r.stderr.strip()[-300:]}"
     return None
 
 
@@ -171,10 +171,11 @@ def main():
     p.add_argument("--pattern")
     p.add_argument("--twice", action="store_true")
     p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--torch-version", default="2.11.0", help="the torch the venv must have")
     p.add_argument("gpt_args", nargs=argparse.REMAINDER)
     args = p.parse_args()
     gpt_args = args.gpt_args[1:] if args.gpt_args[:1] == ["--"] else args.gpt_args
-    problem = check_python(args.python)
+    problem = check_python(args.python, args.torch_version)
     if problem:
         print(f"FAIL python environment: {problem}")
         print("torch_gpt: 1 failed")
