@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ std::vector<uint8_t> stream(const std::vector<uint8_t>& frames) {
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : ".";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "make_coord_seeds: %s: %s\n", dir.c_str(), ec.message().c_str());
+    return 1;
+  }
   Records rec;
   rec.labels = {"ncclAllReduce", "gemm"};
   rec.ops.push_back(OpRecord{3, 0, 1, 0, 1000, 2000, 4096, 77, 1});

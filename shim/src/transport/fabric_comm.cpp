@@ -286,7 +286,9 @@ Status FabricComm::exchange(std::vector<FabricMsg>& msgs, const FabricWait& w, b
 }
 
 Result<std::vector<std::vector<uint8_t>>> FabricComm::gather(const std::vector<int>& members, const void* mine,
-                                                             size_t len, uint64_t seq, const FabricWait& w) {
+                                                             size_t len, uint64_t seq, const FabricWait& w,
+                                                             uint32_t set) {
+  const auto low = [set](int r) { return (static_cast<uint64_t>(set & 0xfffff) << 20) | (static_cast<uint64_t>(r) & 0xfffff); };
   std::vector<std::vector<uint8_t>> out(members.size(), std::vector<uint8_t>(len));
   std::vector<FabricMsg> msgs;
   for (size_t i = 0; i < members.size(); ++i) {
@@ -300,7 +302,7 @@ Result<std::vector<std::vector<uint8_t>>> FabricComm::gather(const std::vector<i
     m.peer = r;
     m.buf = out[i].data();
     m.len = len;
-    m.tag = make_tag(TagKind::kControl, seq, static_cast<uint64_t>(r));
+    m.tag = make_tag(TagKind::kControl, seq, low(r));
     msgs.push_back(m);
   }
   for (int r : members) {
@@ -310,7 +312,7 @@ Result<std::vector<std::vector<uint8_t>>> FabricComm::gather(const std::vector<i
     m.peer = r;
     m.buf = const_cast<void*>(mine);
     m.len = len;
-    m.tag = make_tag(TagKind::kControl, seq, static_cast<uint64_t>(rank_));
+    m.tag = make_tag(TagKind::kControl, seq, low(rank_));
     msgs.push_back(m);
   }
   GENIE_TRY(exchange(msgs, w, true));

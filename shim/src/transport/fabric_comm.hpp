@@ -17,7 +17,8 @@
 
 namespace genie::shim {
 
-/// Tag layout (64 bits): [63:62] kind, [61:40] sequence or source rank, [39:0] index.
+/// Tag layout (64 bits): [63:62] kind, [61:40] sequence or source rank, [39:0] index (control: [39:20] member-list
+/// hash, [19:0] source rank).
 enum class TagKind : uint64_t { kData = 0, kHeader = 1, kP2P = 2, kControl = 3 };
 inline uint64_t make_tag(TagKind k, uint64_t mid, uint64_t low) {
   return (static_cast<uint64_t>(k) << 62) | ((mid & ((1ull << 22) - 1)) << 40) | (low & ((1ull << 40) - 1));
@@ -77,9 +78,10 @@ class FabricComm {
   Status exchange(std::vector<FabricMsg>& msgs, const FabricWait& w, bool control = false);
 
   /// Small all-gather on the control endpoint among `members` (ranks of this communicator, same list on
-  /// all of them): each member's `len` bytes, in `members` order. `seq` numbers the exchange.
+  /// all of them): each member's `len` bytes, in `members` order. `seq` numbers the exchange among these members
+  /// (FabricTransport counts per member list), `set` tells member lists apart in the tag (a hash of the list).
   Result<std::vector<std::vector<uint8_t>>> gather(const std::vector<int>& members, const void* mine, size_t len,
-                                                    uint64_t seq, const FabricWait& w);
+                                                    uint64_t seq, const FabricWait& w, uint32_t set = 0);
 
   /// After connect(): waits until every rank has connected (a control all-gather: a peer's message means it has
   /// inserted, so mapped, every address), then removes this rank's shm region files, which no peer needs by name

@@ -140,10 +140,22 @@ FabricWait FabricTransport::fabric_wait(std::string what) {
   return w;
 }
 
+std::pair<uint64_t, uint32_t> FabricTransport::next_exchange(const std::vector<int>& members) {
+  // FNV-1a over the member list: tells concurrent exchanges of different lists apart in the 20 tag bits it gets.
+  uint64_t h = 1469598103934665603ull;
+  for (int r : members) {
+    h ^= static_cast<uint32_t>(r);
+    h *= 1099511628211ull;
+  }
+  // Sequence 0 is seal()'s; each list's exchanges count from 1.
+  return {++exchange_seqs_[members], static_cast<uint32_t>(h ^ (h >> 20) ^ (h >> 40)) & 0xfffff};
+}
+
 Result<std::vector<std::vector<uint8_t>>> FabricTransport::gather(const std::vector<int>& members, const void* mine,
                                                                   size_t len) {
   GENIE_ASSERT(len <= kGatherBytes, "gather payload too large");
-  return fab_->gather(members, mine, len, ++gather_seq_, fabric_wait("communicator split/shrink"));
+  auto [seq, set] = next_exchange(members);
+  return fab_->gather(members, mine, len, seq, fabric_wait("communicator split/shrink"), set);
 }
 
 Result<std::unique_ptr<Transport>> FabricTransport::sub(const std::vector<int>& members, int my_index) {
@@ -168,11 +180,9 @@ Result<std::unique_ptr<Transport>> FabricTransport::sub(const std::vector<int>& 
   const auto len = static_cast<uint16_t>(blob.size());
   std::memcpy(entry.data() + 8, &len, sizeof(len));
   std::memcpy(entry.data() + 10, blob.data(), blob.size());
-  const uint64_t seq = ++gather_seq_;
-  GENIE_ASSIGN_OR_RETURN(
-      auto all, fab_->gather(members, entry.data(), entry.size(), seq, fabric_wait("communicator split/shrink")));
-  // The second exchange keeps this rank's numbering in step with ranks that split with NCCL_SPLIT_NOCOLOR.
-  ++gather_seq_;
+  auto [seq, set] = next_exchange(members);
+  GENIE_ASSIGN_OR_RETURN(auto all, fab_->gather(members, entry.data(), entry.size(), seq,
+                                                fabric_wait("communicator split/shrink"), set));
   if (!fc.is_ok()) return fc.status();
   std::vector<std::vector<uint8_t>> addrs;
   std::vector<std::string> hosts;

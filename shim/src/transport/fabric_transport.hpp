@@ -4,6 +4,7 @@
 // point-to-point calls are tagged messages; split and shrink open endpoints of their own.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +38,7 @@ class FabricTransport final : public Transport {
   Status p2p(std::vector<P2PMessage>& msgs, SimTime ready) override;
   Result<std::vector<std::vector<uint8_t>>> gather(const std::vector<int>& members, const void* mine,
                                                    size_t len) override;
-  void skip_sub_exchanges() override { gather_seq_ += 2; }
+  void skip_sub_exchanges() override {}  // exchanges are numbered per member list: a rank outside one skips nothing
   Result<std::unique_ptr<Transport>> sub(const std::vector<int>& members, int my_index) override;
   void wake() override {}  // exchanges poll the communicator's state every 50 ms
 
@@ -56,7 +57,11 @@ class FabricTransport final : public Transport {
   bool direct_ = false;
   bool direct_logged_[2] = {false, false};  ///< NCCL_DEBUG=INFO said how shm transfers go (messages, in place)
   ScheduleExecutor executor_;               ///< runs each collective's Schedule
-  uint64_t gather_seq_ = 0;
+  /// Numbers the next control exchange among `members`. Counted per member list, because every member of a list takes
+  /// part in each of its exchanges in the same order while other ranks do not (the ranks ncclCommShrink excludes, a
+  /// split's other colours); one counter for the whole communicator fell out of step after a shrink.
+  std::pair<uint64_t, uint32_t> next_exchange(const std::vector<int>& members);
+  std::map<std::vector<int>, uint64_t> exchange_seqs_;
 };
 
 /// IPv4 address the real fabric's IP providers bind to (GENIE_SHIM_FABRIC_ADDR, else the bootstrap's).

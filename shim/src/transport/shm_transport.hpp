@@ -60,6 +60,9 @@ class ShmTransport final : public Transport {
   /// took part in its previous one. The main lane serves the exchanges every rank makes (split entries, grow, window
   /// registration); the sub lane those a split's or shrink's members make among themselves.
   struct GatherLane {
+    GatherLane(std::atomic<uint64_t> RankSlot::*s, std::atomic<uint64_t> RankSlot::*d,
+               uint8_t (RankSlot::*p)[kGatherBytes])
+        : seq_field(s), done_field(d), payload(p) {}
     std::atomic<uint64_t> RankSlot::*seq_field;
     std::atomic<uint64_t> RankSlot::*done_field;
     uint8_t (RankSlot::*payload)[kGatherBytes];
