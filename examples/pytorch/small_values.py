@@ -80,6 +80,26 @@ def run(r, w, dev):
         big.sum()
         (big * 2)[:4]
         expect_eq("ops on a tensor of 2^20 elements are not shadowed", n, gsv.stats()["shadowed"])
+        # What kernels that do not run would compute into control values reads as zero (finite): the checks
+        # training loops make pass as on a GPU with healthy gradients.
+        # The next small allocation reuses a freed 512-byte block: leave NaNs in it, as a real GPU's memory might hold.
+        def poison():
+            torch.full((128,), float("nan")).to(dev)
+
+        poison()
+        norm = big.norm()
+        expect_eq("a norm of a large tensor is finite (isnan)", False, bool(torch.isnan(norm)))
+        expect_eq("... (isfinite)", True, bool(torch.isfinite(norm).all()))
+        grads = [torch.ones(1 << 17).to(dev) * 3, torch.ones(1 << 17).to(dev)]
+        found_inf = torch.full((1,), 0.0, device=dev)
+        poison()
+        torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, torch.full((1,), 0.5, device=dev))
+        expect_eq("found_inf after an unscale of large gradients", 0.0, found_inf.item())
+        poison()
+        total = torch.nn.utils.clip_grad_norm_(grads, 1.0)
+        expect_eq("clip_grad_norm_ of large gradients is finite", True, bool(torch.isfinite(total)))
+        dist.all_reduce(norm)
+        expect_eq("an all-reduced unknown norm is finite on every rank", True, bool(torch.isfinite(norm)))
         expect_true("the mechanism evaluated thunks", gsv.stats()["evaluated"] > 0)
         print(f"small_values stats rank {r}: {gsv.stats()}", flush=True)
 

@@ -22,6 +22,11 @@ without touching the program's timing:
   and writes the values at that point of the stream, so the collective sends the right bytes and cannot overwrite
   a leaf before it was read. That costs one modelled API call; nothing waits.
 * Kernels that are not shadowed (large ops) write no real bytes, so they leave recorded thunks as they are.
+* What such a kernel would have computed is unknown. Where it is a *control value* -- an output of at most
+  GENIE_TORCH_CONTROL_VALUE_ELEMENTS (16) elements: a norm, a loss, a max, GradScaler's found_inf -- it is taken
+  to be zero (a thunk of zeros, written like any other): finite, so NaN/Inf checks pass, found_inf stays 0 and the
+  loss scale keeps its value, a clipping coefficient clamps to 1, and ranks agree. This is emulation, not
+  computation; larger outputs keep whatever the memory held.
 
 GENIE_TORCH_SMALL_VALUES=0 turns it off; genie run passes both settings from Genie's config registry.
 """
@@ -36,17 +41,19 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 _ENABLED = os.environ.get("GENIE_TORCH_SMALL_VALUES", "1").lower() not in ("0", "false", "off", "no")
 _MAX_ELEMENTS = int(os.environ.get("GENIE_TORCH_SMALL_VALUE_ELEMENTS", "65536"))
+_CONTROL_ELEMENTS = int(os.environ.get("GENIE_TORCH_CONTROL_VALUE_ELEMENTS", "16"))
 # Pending state is flushed (one host function) when it holds this many storages or a version chain gets this
 # deep, so a value that is never read (a step counter) does not keep memory and thunks alive forever.
 _MAX_PENDING = 1024
 _MAX_DEPTH = 64
 
 _lock = threading.RLock()
-_stats = {"shadowed": 0, "host_reads": 0, "evaluated": 0, "flushes": 0, "eval_errors": 0}
+_stats = {"shadowed": 0, "zeroed": 0, "host_reads": 0, "evaluated": 0, "flushes": 0, "eval_errors": 0}
 
 
 def stats():
-    """Counters: ops shadowed, host reads answered from a thunk, thunks evaluated, host-function flushes."""
+    """Counters: ops shadowed, ops whose control values were taken as zero, host reads answered from a thunk, thunks
+    evaluated, host-function flushes."""
     return dict(_stats)
 
 
@@ -149,6 +156,18 @@ class _Call:
                 _warn(f"cannot evaluate {self.func} on the CPU ({type(e).__name__}: {e}); its output keeps the device "
                       "bytes")
         self.args = self.kwargs = None
+        return self.value
+
+
+class _Zeros:
+    """What an op that is not shadowed wrote into its control values (module docstring): zeros of each slot."""
+    __slots__ = ("value", "depth")
+
+    def __init__(self, slots):
+        self.value = {slot: torch.zeros(size, dtype=dtype) for slot, (dtype, size) in slots.items()}
+        self.depth = 0
+
+    def result(self):
         return self.value
 
 
@@ -450,6 +469,41 @@ def _record(func, info, args, kwargs, out):
         _flush_at_stream_point()
 
 
+def _zero_control_values(func, info, args, kwargs, out):
+    """An op that is not shadowed: its control-value outputs (fresh results and written arguments of at most
+    _CONTROL_ELEMENTS elements, whole storages) get a thunk of zeros."""
+    _, written_args, fresh, nret = info
+    if not written_args and nret == 1 and type(out) is torch.Tensor and out.numel() > _CONTROL_ELEMENTS:
+        return  # the common case: one large result
+    writes = []
+    for i in fresh:
+        r = out[i] if nret > 1 else out
+        if isinstance(r, torch.Tensor):
+            writes.append((r, ("ret", i, None)))
+        elif isinstance(r, (list, tuple)):
+            writes += [(x, ("ret", i, j)) for j, x in enumerate(r) if isinstance(x, torch.Tensor)]
+    for w in written_args:
+        a = args[w] if isinstance(w, int) and w < len(args) else kwargs.get(w)
+        if isinstance(a, torch.Tensor):
+            writes.append((a, ("arg", w, None)))
+    writes = [(t, slot) for t, slot in writes
+              if t.is_cuda and 0 < t.numel() <= _CONTROL_ELEMENTS
+              and t.untyped_storage().nbytes() <= _CONTROL_ELEMENTS * t.element_size()]
+    if not writes or torch.cuda.is_current_stream_capturing():
+        return
+    with _lock:
+        call = _Zeros({slot: (t.dtype, tuple(t.size())) for t, slot in writes})
+        for t, slot in writes:
+            st = t.untyped_storage()
+            whole = t.is_contiguous() and t.storage_offset() == 0 and t.numel() * t.element_size() == st.nbytes()
+            prev = None if whole else _version_of(st)
+            _pending[id(st)] = (weakref.ref(st), _Write(prev, call, slot, _geometry(t), st.nbytes()))
+        _stats["zeroed"] += 1
+        too_many = len(_pending) + len(_leaves) > _MAX_PENDING
+    if too_many:
+        _flush_at_stream_point()
+
+
 def _to_device(value, like):
     """A CUDA tensor (on like's device) holding `value`, written by the host into the host-backed memory."""
     out = torch.empty(value.shape, dtype=value.dtype, device=like.device)
@@ -507,7 +561,10 @@ class SmallValueMode(TorchDispatchMode):
             if type(a) is list and a:
                 a = a[0]
             if isinstance(a, torch.Tensor) and (a.numel() > _MAX_ELEMENTS or not a.is_cuda):
-                return _real(func, args, kwargs)
+                out = _real(func, args, kwargs)
+                if a.is_cuda:
+                    _zero_control_values(func, info, args, kwargs, out)
+                return out
         tensors = []
         _cuda_tensors(args, tensors)
         _cuda_tensors(list(kwargs.values()), tensors)
@@ -548,9 +605,10 @@ class SmallValueMode(TorchDispatchMode):
         _cuda_tensors(out, outs)
         if not outs and not info[1]:
             return out
-        if not all(_small(t) for t in tensors) or not all(_small(t) for t in outs) or _has_host_tensor(args, kwargs):
-            return out
         if not (tensors or outs) or torch.cuda.is_current_stream_capturing():
+            return out
+        if not all(_small(t) for t in tensors) or not all(_small(t) for t in outs) or _has_host_tensor(args, kwargs):
+            _zero_control_values(func, info, args, kwargs, out)
             return out
         # Inputs a kernel wrote (no value): not shadowed. fill_/zero_/*_like use only their first argument's shape.
         first = 1 if func in _SHAPE_ONLY_FIRST else 0
@@ -558,6 +616,7 @@ class SmallValueMode(TorchDispatchMode):
         _cuda_tensors(args[first:], ins)
         _cuda_tensors(list(kwargs.values()), ins)
         if not all(_is_known(t.untyped_storage()) for t in ins):
+            _zero_control_values(func, info, args, kwargs, out)
             return out
         _record(func, info, args, kwargs, out)
         return out

@@ -155,7 +155,7 @@ std::string with_sanitizer_runtime(const std::string& preload) {
 std::vector<std::string> preload_libraries(const std::string& lib_dir, int cuda_major) {
   const std::string major = std::to_string(cuda_major);
   std::vector<std::string> out = {lib_dir + "/libcudart.so." + major};
-  for (const std::string name : {"libcublas.so." + major, "libcublasLt.so." + major, std::string("libcudnn.so.9"),
+  for (const std::string& name : {"libcublas.so." + major, "libcublasLt.so." + major, std::string("libcudnn.so.9"),
                                  std::string("libnccl.so.2"), std::string("libnvidia-ml.so.1")}) {
     const std::string path = lib_dir + "/" + name;
     if (access(path.c_str(), R_OK) == 0) out.push_back(path);
@@ -175,6 +175,12 @@ const config::Param<int64_t> kTorchSmallValueElements{
     "PyTorch programs: the most elements a CUDA tensor (and the storage it views) may have for its values to be "
     "kept (torch.small_values)",
     {}, 1, 1 << 24};
+const config::Param<int64_t> kTorchControlValueElements{
+    "torch.control_value_elements", 16,
+    "PyTorch programs: results of at most this many elements that a kernel Genie does not run would have computed "
+    "(a norm, a loss, found_inf) read as zero, so NaN/Inf checks and loss scaling behave as with healthy values; 0 "
+    "leaves them as the memory held them (torch.small_values)",
+    {}, 0, 1 << 16};
 }  // namespace
 
 std::map<std::string, std::string> python_environment(const std::string& lib_dir) {
@@ -183,7 +189,8 @@ std::map<std::string, std::string> python_environment(const std::string& lib_dir
   const config::Config& c = config::global();
   return {{"PYTHONPATH", dir},
           {"GENIE_TORCH_SMALL_VALUES", c.get(kTorchSmallValues) ? "1" : "0"},
-          {"GENIE_TORCH_SMALL_VALUE_ELEMENTS", std::to_string(c.get(kTorchSmallValueElements))}};
+          {"GENIE_TORCH_SMALL_VALUE_ELEMENTS", std::to_string(c.get(kTorchSmallValueElements))},
+          {"GENIE_TORCH_CONTROL_VALUE_ELEMENTS", std::to_string(c.get(kTorchControlValueElements))}};
 }
 
 std::map<std::string, std::string> rank_environment(const LaunchSpec& spec, const RankPlacement& p, int rank,
