@@ -3,6 +3,7 @@
 #include "genie/common/quiescence.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <vector>
 
@@ -54,14 +56,13 @@ struct WaiterGuard {
 };
 thread_local WaiterGuard tl_waiter;
 
-// Reads a small /proc file into `buf`; false when it cannot be read (the thread is gone).
-bool read_small(const char* path, char* buf, size_t size) {
-  FILE* f = std::fopen(path, "re");
-  if (!f) return false;
-  const size_t n = std::fread(buf, 1, size - 1, f);
-  std::fclose(f);
+// Reads a small /proc file from its start into `buf`; false when it cannot be read (the thread is gone).
+bool pread_small(int fd, char* buf, size_t size) {
+  if (fd < 0) return false;
+  const ssize_t n = ::pread(fd, buf, size - 1, 0);
+  if (n <= 0) return false;
   buf[n] = 0;
-  return n > 0;
+  return true;
 }
 
 }  // namespace
@@ -70,6 +71,23 @@ GenieWait::GenieWait() { tl_waiter.get().depth.fetch_add(1, std::memory_order_ac
 GenieWait::~GenieWait() { tl_waiter.get().depth.fetch_sub(1, std::memory_order_acq_rel); }
 GenieService::GenieService() { tl_waiter.get().service.fetch_add(1, std::memory_order_acq_rel); }
 GenieService::~GenieService() { tl_waiter.get().service.fetch_sub(1, std::memory_order_acq_rel); }
+
+void QuiescenceProbe::note_awake(pid_t tid, const char* why) {
+  char path[64], comm[32] = {};
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/comm", static_cast<int>(tid));
+  if (FILE* f = std::fopen(path, "re")) {
+    if (std::fgets(comm, sizeof(comm), f)) comm[std::strcspn(comm, "\n")] = 0;
+    std::fclose(f);
+  }
+  awake_ = "thread " + std::to_string(tid) + " (" + comm + ") " + why;
+}
+
+QuiescenceProbe::~QuiescenceProbe() {
+  for (auto& [tid, t] : threads_) {
+    if (t.schedstat_fd >= 0) ::close(t.schedstat_fd);
+    if (t.stat_fd >= 0) ::close(t.stat_fd);
+  }
+}
 
 bool QuiescenceProbe::all_asleep() {
   const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
@@ -85,33 +103,56 @@ bool QuiescenceProbe::all_asleep() {
   }
   DIR* d = ::opendir("/proc/self/task");
   if (!d) return false;
+  ++round_;
+  awake_.clear();
   bool asleep = true;
-  std::unordered_map<pid_t, uint64_t> seen;
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
     if (tid == self || std::find(services.begin(), services.end(), tid) != services.end()) continue;
-    char path[64], buf[512];
+    // Each thread's two /proc files stay open between calls and are read again with pread: opening them (a path
+    // walk each) cost most of a probe, and a process of PyTorch ranks is probed every few ms while the clock waits.
+    auto [it, fresh] = threads_.try_emplace(tid);
+    Thread& t = it->second;
+    if (fresh) {
+      char path[64];
+      std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
+      t.schedstat_fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", static_cast<int>(tid));
+      t.stat_fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    }
+    t.round = round_;
+    char buf[512];
     // CPU time first, state second: a thread that ran between the two reads shows in one or the other.
-    std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
-    if (!read_small(path, buf, sizeof(buf))) continue;  // exited meanwhile
+    if (!pread_small(t.schedstat_fd, buf, sizeof(buf))) continue;  // exited meanwhile
     const uint64_t run = std::strtoull(buf, nullptr, 10);
-    seen[tid] = run;
     // A thread waiting inside Genie may use CPU (it wakes to check for failures); one that has been woken to go
     // on is runnable, which the state shows.
-    if (std::find(in_genie.begin(), in_genie.end(), tid) == in_genie.end()) {
-      auto prev = run_ns_.find(tid);
-      if (prev == run_ns_.end() || prev->second != run) asleep = false;
+    if (std::find(in_genie.begin(), in_genie.end(), tid) == in_genie.end() && (fresh || t.run_ns != run)) {
+      if (asleep) note_awake(tid, fresh ? "new" : "used CPU");
+      asleep = false;
     }
-    std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", static_cast<int>(tid));
-    if (!read_small(path, buf, sizeof(buf))) continue;
+    t.run_ns = run;
+    if (!pread_small(t.stat_fd, buf, sizeof(buf))) continue;
     // "tid (comm) S ...": the state follows the last ')' (comm may contain spaces or parentheses).
     const char* p = std::strrchr(buf, ')');
     const char state = p && p[1] == ' ' ? p[2] : '?';
-    if (state == 'R' || state == 'D' || state == '?') asleep = false;
+    if (state == 'R' || state == 'D' || state == '?') {
+      if (asleep) note_awake(tid, state == 'R' ? "running" : state == 'D' ? "in uninterruptible sleep" : "unknown");
+      asleep = false;
+    }
   }
   ::closedir(d);
-  run_ns_ = std::move(seen);
+  // Threads that exited (and the two files of a tid the kernel may hand out again).
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (it->second.round == round_) {
+      ++it;
+      continue;
+    }
+    if (it->second.schedstat_fd >= 0) ::close(it->second.schedstat_fd);
+    if (it->second.stat_fd >= 0) ::close(it->second.stat_fd);
+    it = threads_.erase(it);
+  }
   return asleep;
 }
 

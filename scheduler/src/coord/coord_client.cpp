@@ -277,6 +277,7 @@ struct CoordClient::Impl {
             // Answered on this thread, after every Resolved sent before the Probe has been applied (and has woken
             // whoever it wakes): a thread it woke is runnable, not asleep.
             const bool quiet = quiescence.all_asleep();
+            if (!quiet) GENIE_LOG_DEBUG("sched", "probe round {}: awake: {}", pr->round, quiescence.awake());
             if (!send(coord::Message{coord::Quiet{pr->round, applied_epoch.load(std::memory_order_acquire),
                                                   static_cast<uint8_t>(quiet ? 1 : 0),
                                                   timeline->query_floor().count_ns()}}).is_ok())

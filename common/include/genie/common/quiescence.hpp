@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 
 namespace genie {
@@ -39,10 +40,25 @@ class GenieService {
 /// activity is false: ask twice.
 class QuiescenceProbe {
  public:
+  QuiescenceProbe() = default;
+  ~QuiescenceProbe();
+  QuiescenceProbe(const QuiescenceProbe&) = delete;
+  QuiescenceProbe& operator=(const QuiescenceProbe&) = delete;
   bool all_asleep();
+  /// After all_asleep() returned false: the first thread it found awake and why ("thread 123 (python) used CPU").
+  const std::string& awake() const { return awake_; }
 
  private:
-  std::unordered_map<pid_t, uint64_t> run_ns_;  // CPU time of each thread at the previous call
+  void note_awake(pid_t tid, const char* why);
+  struct Thread {
+    int schedstat_fd = -1;  ///< /proc/self/task/TID/schedstat, kept open (read with pread)
+    int stat_fd = -1;       ///< /proc/self/task/TID/stat
+    uint64_t run_ns = 0;    ///< CPU time at the previous call
+    uint64_t round = 0;     ///< the last call that saw the thread
+  };
+  std::unordered_map<pid_t, Thread> threads_;
+  uint64_t round_ = 0;
+  std::string awake_;
 };
 
 }  // namespace genie
