@@ -74,6 +74,12 @@ def main(argv=None):
     from megatron.core.transformer import TransformerConfig
     from megatron.core.transformer.module import Float16Module
 
+    from megatron.core.transformer.moe import moe_utils
+    if not hasattr(moe_utils, "te_general_gemm"):
+        # megatron-core 0.16.1 without Transformer Engine: moe_utils's `except ImportError` branch forgets to define
+        # te_general_gemm, which its router then reads (NameError). None is what the branch means (docs/megatron.md).
+        moe_utils.te_general_gemm = None
+
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", rank))
     torch.cuda.set_device(local)

@@ -225,3 +225,25 @@ genie_add_gpt(e2e_torch_newest_gpt_pp_4 4 NEWEST PATTERN pp ARGS ${GPT_TINY} --p
 genie_add_gpt(e2e_torch_newest_gpt_ddp_4_pgnccl 4 NEWEST PATTERN ddp ENV TORCH_DIST_USE_NCCL2=0
   ARGS ${GPT_TINY} --ddp)
 genie_add_gpt(e2e_torch_newest_gpt_tp_4_pgnccl 4 NEWEST PATTERN tp ENV TORCH_DIST_USE_NCCL2=0 ARGS ${GPT_TINY} --tp 4)
+
+# examples/megatron/train_gpt.py (megatron-core from PyPI, unmodified) on 4 ranks: every iteration's NCCL calls per
+# communicator against the pattern Megatron's design dictates (tests/e2e/torch_megatron.py): TP 2 x PP 2 on both
+# torch versions, DP 4 with the distributed optimizer and overlapped gradient reduction and parameter gathering.
+function(genie_add_megatron name)
+  cmake_parse_arguments(G "NEWEST" "" "ARGS" ${ARGN})
+  set(py ${GENIE_TORCH_PY})
+  set(fixture torch_venv)
+  if(G_NEWEST)
+    set(py ${GENIE_TORCH_NEWEST_PY})
+    set(fixture torch_venv_newest)
+  endif()
+  add_test(NAME ${name}
+    COMMAND ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_megatron.py --genie ${GENIE_BIN} --python ${py}
+            --ranks 4 -- ${G_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS "e2e;torch" TIMEOUT 900 PROCESSORS 2
+    FIXTURES_REQUIRED ${fixture} PASS_REGULAR_EXPRESSION "torch_megatron: 0 failed" FAIL_REGULAR_EXPRESSION "^FAIL ")
+endfunction()
+genie_add_megatron(e2e_torch_megatron_tp2_pp2 ARGS --tp 2 --pp 2 --iterations 3)
+genie_add_megatron(e2e_torch_megatron_dp4_distopt ARGS --dist-opt --overlap-grad-reduce --overlap-param-gather
+                   --iterations 3)
+genie_add_megatron(e2e_torch_newest_megatron_tp2_pp2 NEWEST ARGS --tp 2 --pp 2 --iterations 3)

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""e2e test of examples/megatron/train_gpt.py (megatron-core from PyPI, unmodified) under `genie run`: the exit
+code, one `iteration N time_ms X update_ok 1` line per rank and iteration, and the NCCL calls of each iteration
+(genie-report.json's `collectives`, bucketed by the example's NVTX "step" ranges) against the communication pattern
+Megatron's design dictates for the layout (process groups in Megatron's default order tp-cp-ep-dp-pp):
+
+* tensor parallelism (tp > 1, no sequence parallelism): per micro-batch, an all-reduce on the TP group for each
+  row-parallel layer's forward output and each column-parallel layer's input gradient, 4 per transformer layer, plus
+  the vocab-parallel embedding's forward output on the first stage, and on the last stage the vocab-parallel
+  cross entropy's 3 (max, target logit, sum of exponentials) and the output layer's input gradient;
+* pipeline parallelism (pp == 2, 1F1B): per micro-batch, one send and one receive on the PP group (activations
+  forward, their gradients back), and one all-reduce of the tied word-embedding gradients per iteration on the
+  group of the first and last stages;
+* data parallelism: gradients reduced on the DP group every iteration, all-reduce without the distributed
+  optimizer, reduce-scatter of gradients and all-gather of parameters with it;
+* expert parallelism (MoE, all-to-all dispatcher): all-to-all exchanges (grouped sends and receives) on the EP group
+  in every MoE layer, forward (dispatch, combine) and backward.
+Every iteration must make the same calls on every communicator. Fails (does not skip) when the venv is missing.
+
+    torch_megatron.py --genie BUILD/bin/genie --python .venv/bin/python --ranks N -- TRAIN_GPT_ARGS...
+Prints "Expectation ... / Actual ..." lines and "torch_megatron: N failed"; exit 0 only when all checks pass.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+EXAMPLE = os.path.join(ROOT, "examples", "megatron", "train_gpt.py")
+ITER = re.compile(r"^\[rank(\d+)\]: iteration (\d+) time_ms ([0-9.]+) update_ok (\d)")
+LAYOUT = re.compile(r"^\[rank0\]: train_gpt\.py: \S+ world (\d+) tp (\d+) pp (\d+) vpp (\d+) cp (\d+) ep (\d+) "
+                    r"dp (\d+) micro_batches (\d+) layers (\d+) hidden \d+ experts (\d+) sp (\d) dist_opt (\d)")
+failures = 0
+
+
+def expect(what, ok, expected, actual):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {what}: Expectation {expected} / Actual {actual}", flush=True)
+    failures += 0 if ok else 1
+    return ok
+
+
+def groups(world, tp, pp):
+    """Megatron's dense groups (order tp-dp-pp, cp 1): rank = tp_rank + tp * (dp_rank + dp * pp_rank)."""
+    dp = world // (tp * pp)
+    pos = {r: (r % tp, (r // tp) % dp, r // (tp * dp)) for r in range(world)}
+    tp_g = {r: tuple(q for q in range(world) if pos[q][1:] == pos[r][1:]) for r in range(world)}
+    dp_g = {r: tuple(q for q in range(world) if (pos[q][0], pos[q][2]) == (pos[r][0], pos[r][2])) for r in range(world)}
+    pp_g = {r: tuple(q for q in range(world) if pos[q][:2] == pos[r][:2]) for r in range(world)}
+    return pos, tp_g, dp_g, pp_g
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--genie", required=True)
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--ranks", type=int, required=True)
+    ap.add_argument("rest", nargs=argparse.REMAINDER)
+    args = ap.parse_args()
+    example_args = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    if not os.path.exists(args.python):
+        print(f"FAIL {args.python} does not exist: the torch tests need the venv scripts/setup-venv.sh makes")
+        print("torch_megatron: 1 failed")
+        return 1
+    env = dict(os.environ)
+    env["GENIE_HOST_CPU_SCALE"] = "0"  # host time = modelled API costs: the same every run
+    with tempfile.TemporaryDirectory(prefix="genie-megatron-") as tmp:
+        report = os.path.join(tmp, "report")
+        cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--stall-grace", "0.1",
+               "--report", report, "--", args.python, EXAMPLE] + example_args
+        print("running:", " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=840)
+        out = p.stdout + p.stderr
+        lines = out.splitlines()
+        expect("genie run exit code", p.returncode == 0, 0, p.returncode)
+        if p.returncode != 0:
+            print("\n".join(l for l in lines if "warnings.warn" not in l and "UserWarning" not in l)[-6000:])
+        layout = next((LAYOUT.match(l) for l in lines if LAYOUT.match(l)), None)
+        if not expect("the example's layout line", layout is not None, "present", layout is not None):
+            print(f"torch_megatron: {failures} failed")
+            return 1
+        world, tp, pp, vpp, cp, ep, dp, micro, layers, experts, sp, dist_opt = map(int, layout.groups())
+        iters = Counter()
+        for l in lines:
+            m = ITER.match(l)
+            if m:
+                iters[int(m.group(1))] += 1
+                if m.group(4) != "1":
+                    expect(f"rank {m.group(1)} iteration {m.group(2)}: the optimizer step ran", False, 1, m.group(4))
+        n_iter = max(iters.values()) if iters else 0
+        expect("every rank printed every iteration", len(iters) == world and len(set(iters.values())) == 1,
+               f"{world} ranks x {n_iter}", dict(iters))
+        try:
+            with open(os.path.join(report, "genie-report.json")) as f:
+                rep = json.load(f)
+        except (OSError, ValueError) as e:
+            expect("genie-report.json", False, "readable", e)
+            print(f"torch_megatron: {failures} failed")
+            return 1
+    comms = {c["id"]: tuple(c["ranks"]) for c in rep["communicators"]}
+    steps = defaultdict(list)  # rank -> [(start, end)] of its "step" ranges, in order
+    for r in rep["ranges"]:
+        if r["name"] == "step":
+            steps[r["rank"]].append((r["start_us"], r["end_us"]))
+    # calls[rank][step] = Counter((op, members))
+    calls = defaultdict(lambda: defaultdict(Counter))
+    for c in rep["collectives"]:
+        for i, (s, e) in enumerate(sorted(steps[c["rank"]])):
+            if s <= c["ready_us"] <= e:
+                calls[c["rank"]][i][(c["op"], comms[c["comm"]])] += 1
+                break
+    pos, tp_g, dp_g, pp_g = groups(world, tp, pp)
+    for r in range(world):
+        per_step = [calls[r][i] for i in range(len(steps[r]))]
+        expect(f"rank {r}: NVTX step ranges", len(per_step) == n_iter, n_iter, len(per_step))
+        if not per_step:
+            continue
+        expect(f"rank {r}: every iteration makes the same NCCL calls", all(s == per_step[0] for s in per_step),
+               dict(per_step[0]), [dict(s) for s in per_step if s != per_step[0]][:1])
+        first, last = pos[r][2] == 0, pos[r][2] == pp - 1
+        layers_here = layers // pp
+        step = per_step[-1]
+        if tp > 1 and not sp:
+            want = micro * (4 * layers_here + (1 if first else 0) + (4 if last else 0))
+            expect(f"rank {r}: TP all-reduces per iteration on {tp_g[r]}", step[("AllReduce", tp_g[r])] == want,
+                   want, step[("AllReduce", tp_g[r])])
+        others = {k: v for k, v in step.items() if k[1] != tp_g[r] and k[0] == "AllReduce" and tp > 1
+                  and len(k[1]) == tp and k[1] not in (dp_g[r], pp_g[r])}
+        expect(f"rank {r}: no all-reduce on another TP-sized group", not others, {}, others)
+        if pp == 2:
+            expect(f"rank {r}: PP sends and receives per iteration on {pp_g[r]}",
+                   step[("SendRecv", pp_g[r])] == 2 * micro, 2 * micro, step[("SendRecv", pp_g[r])])
+            expect(f"rank {r}: tied-embedding all-reduce per iteration on the first and last stages {pp_g[r]}",
+                   step[("AllReduce", pp_g[r])] == 1, 1, step[("AllReduce", pp_g[r])])
+        if pp == 1:
+            p2p = sum(v for k, v in step.items() if k[0] == "SendRecv")
+            if not experts:
+                expect(f"rank {r}: no point-to-point without pipeline or expert parallelism", p2p == 0, 0, p2p)
+        if dist_opt:
+            expect(f"rank {r}: distributed optimizer: gradients reduce-scattered on the DP group {dp_g[r]}",
+                   step[("ReduceScatter", dp_g[r])] >= 1, ">= 1", step[("ReduceScatter", dp_g[r])])
+            expect(f"rank {r}: distributed optimizer: parameters all-gathered on the DP group {dp_g[r]}",
+                   step[("AllGather", dp_g[r])] >= 1, ">= 1", step[("AllGather", dp_g[r])])
+        else:
+            expect(f"rank {r}: gradients all-reduced on the DP group {dp_g[r]}", step[("AllReduce", dp_g[r])] >= 1,
+                   ">= 1", step[("AllReduce", dp_g[r])])
+        if experts:
+            # Expert-parallel groups (order tp-cp-ep-dp-pp, tp 1, pp 1): consecutive blocks of ep ranks.
+            ep_g = tuple(range(r - r % ep, r - r % ep + ep))
+            a2a = step[("SendRecv", ep_g)]
+            want = 4 * layers * micro
+            expect(f"rank {r}: MoE all-to-all exchanges per iteration on the EP group {ep_g}", a2a >= want,
+                   f">= {want}", a2a)
+    print(f"torch_megatron: {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
