@@ -248,7 +248,10 @@ def _materialise_storage(st):
         leaf = _leaves.pop(id(st), None)
         if leaf is not None and leaf.storage is st:
             leaf.bytes()  # a thunk may still need the bytes this write replaces
-        _write_now(st, st.data_ptr(), e[1])
+        try:
+            _write_now(st, st.data_ptr(), e[1])
+        except RuntimeError:
+            pass  # invalidated since: nothing to write into
         del _pending[id(st)]
         _known[id(st)] = st
         return True
@@ -260,7 +263,11 @@ def _take_all():
     for ref, version in _pending.values():
         st = ref()
         if st is not None:
-            batch.append((st, st.data_ptr(), version))
+            try:
+                ptr = st.data_ptr()
+            except RuntimeError:
+                continue  # a storage torch has invalidated since (FSDP resizes unsharded parameters away)
+            batch.append((st, ptr, version))
             _known[id(st)] = st  # real bytes once the host function ran, before anything later on the stream
     leaves = list(_leaves.values())
     _pending.clear()
@@ -486,9 +493,12 @@ def _zero_control_values(func, info, args, kwargs, out):
         a = args[w] if isinstance(w, int) and w < len(args) else kwargs.get(w)
         if isinstance(a, torch.Tensor):
             writes.append((a, ("arg", w, None)))
-    writes = [(t, slot) for t, slot in writes
-              if t.is_cuda and 0 < t.numel() <= _CONTROL_ELEMENTS
-              and t.untyped_storage().nbytes() <= _CONTROL_ELEMENTS * t.element_size()]
+    try:
+        writes = [(t, slot) for t, slot in writes
+                  if t.is_cuda and 0 < t.numel() <= _CONTROL_ELEMENTS
+                  and 0 < t.untyped_storage().nbytes() <= _CONTROL_ELEMENTS * t.element_size()]
+    except RuntimeError:
+        return  # a storage torch has invalidated
     if not writes or torch.cuda.is_current_stream_capturing():
         return
     with _lock:
