@@ -438,50 +438,10 @@ def _cpu_value(t):
         return _region(b, _geometry(t)).clone()
 
 
-def _record(func, info, args, kwargs, out):
+def _written(info, args, kwargs, out):
+    """The tensors an op writes, each with its slot: fresh results ("ret", i, j) and written arguments ("arg", w, j),
+    j indexing into a list."""
     _, written_args, fresh, nret = info
-    with _lock:
-        try:
-            call_args = _template(args)
-            call_kwargs = {k: _template(v) for k, v in kwargs.items()}
-        except RuntimeError:
-            return  # a storage torch has invalidated (FSDP frees unsharded parameters by resizing them): no value
-        writes = []  # (tensor, slot)
-        for i in fresh:
-            r = out[i] if nret > 1 else out
-            if isinstance(r, torch.Tensor):
-                writes.append((r, ("ret", i, None)))
-            elif isinstance(r, (list, tuple)):
-                writes += [(x, ("ret", i, j)) for j, x in enumerate(r) if isinstance(x, torch.Tensor)]
-        for w in written_args:
-            a = args[w] if isinstance(w, int) and w < len(args) else kwargs.get(w)
-            if isinstance(a, torch.Tensor):
-                writes.append((a, ("arg", w, None)))
-            elif isinstance(a, (list, tuple)):
-                writes += [(x, ("arg", w, j)) for j, x in enumerate(a) if isinstance(x, torch.Tensor)]
-        call = _Call(func, call_args, call_kwargs, [s for _, s in writes])
-        deep = False
-        for t, slot in writes:
-            if not t.is_cuda:
-                continue
-            st = t.untyped_storage()
-            whole = t.is_contiguous() and t.storage_offset() == 0 and t.numel() * t.element_size() == st.nbytes()
-            prev = None if whole else _version_of(st)
-            version = _Write(prev, call, slot, _geometry(t), st.nbytes())
-            _pending[id(st)] = (weakref.ref(st), version)
-            deep = deep or version.depth > _MAX_DEPTH
-        _stats["shadowed"] += 1
-        too_many = deep or len(_pending) + len(_leaves) > _MAX_PENDING
-    if too_many:
-        _flush_at_stream_point()
-
-
-def _zero_control_values(func, info, args, kwargs, out):
-    """An op that is not shadowed: its control-value outputs (fresh results and written arguments of at most
-    _CONTROL_ELEMENTS elements, whole storages) get a thunk of zeros."""
-    _, written_args, fresh, nret = info
-    if not written_args and nret == 1 and type(out) is torch.Tensor and out.numel() > _CONTROL_ELEMENTS:
-        return  # the common case: one large result
     writes = []
     for i in fresh:
         r = out[i] if nret > 1 else out
@@ -493,25 +453,57 @@ def _zero_control_values(func, info, args, kwargs, out):
         a = args[w] if isinstance(w, int) and w < len(args) else kwargs.get(w)
         if isinstance(a, torch.Tensor):
             writes.append((a, ("arg", w, None)))
+        elif isinstance(a, (list, tuple)):
+            writes += [(x, ("arg", w, j)) for j, x in enumerate(a) if isinstance(x, torch.Tensor)]
+    return writes
+
+
+def _set_pending(writes, call, counter):
+    """Records each written CUDA tensor's new version (slot `slot` of `call`); flushes when too much is pending."""
+    with _lock:
+        deep = False
+        for t, slot in writes:
+            if not t.is_cuda:
+                continue
+            st = t.untyped_storage()
+            whole = t.is_contiguous() and t.storage_offset() == 0 and t.numel() * t.element_size() == st.nbytes()
+            prev = None if whole else _version_of(st)
+            version = _Write(prev, call, slot, _geometry(t), st.nbytes())
+            _pending[id(st)] = (weakref.ref(st), version)
+            deep = deep or version.depth > _MAX_DEPTH
+        _stats[counter] += 1
+        too_many = deep or len(_pending) + len(_leaves) > _MAX_PENDING
+    if too_many:
+        _flush_at_stream_point()
+
+
+def _record(func, info, args, kwargs, out):
+    with _lock:
+        try:
+            call_args = _template(args)
+            call_kwargs = {k: _template(v) for k, v in kwargs.items()}
+        except RuntimeError:
+            return  # a storage torch has invalidated (FSDP frees unsharded parameters by resizing them): no value
+        writes = _written(info, args, kwargs, out)
+        call = _Call(func, call_args, call_kwargs, [s for _, s in writes])
+    _set_pending(writes, call, "shadowed")  # flushes outside the lock, as a host function on the stream takes it
+
+
+def _zero_control_values(info, args, kwargs, out):
+    """An op that is not shadowed: its control-value outputs (fresh results and written arguments of at most
+    _CONTROL_ELEMENTS elements, whole storages) get a thunk of zeros."""
+    _, written_args, _, nret = info
+    if not written_args and nret == 1 and type(out) is torch.Tensor and out.numel() > _CONTROL_ELEMENTS:
+        return  # the common case: one large result
     try:
-        writes = [(t, slot) for t, slot in writes
+        writes = [(t, slot) for t, slot in _written(info, args, kwargs, out)
                   if t.is_cuda and 0 < t.numel() <= _CONTROL_ELEMENTS
                   and 0 < t.untyped_storage().nbytes() <= _CONTROL_ELEMENTS * t.element_size()]
     except RuntimeError:
         return  # a storage torch has invalidated
     if not writes or torch.cuda.is_current_stream_capturing():
         return
-    with _lock:
-        call = _Zeros({slot: (t.dtype, tuple(t.size())) for t, slot in writes})
-        for t, slot in writes:
-            st = t.untyped_storage()
-            whole = t.is_contiguous() and t.storage_offset() == 0 and t.numel() * t.element_size() == st.nbytes()
-            prev = None if whole else _version_of(st)
-            _pending[id(st)] = (weakref.ref(st), _Write(prev, call, slot, _geometry(t), st.nbytes()))
-        _stats["zeroed"] += 1
-        too_many = len(_pending) + len(_leaves) > _MAX_PENDING
-    if too_many:
-        _flush_at_stream_point()
+    _set_pending(writes, _Zeros({slot: (t.dtype, tuple(t.size())) for t, slot in writes}), "zeroed")
 
 
 def _to_device(value, like):
@@ -573,7 +565,7 @@ class SmallValueMode(TorchDispatchMode):
             if isinstance(a, torch.Tensor) and (a.numel() > _MAX_ELEMENTS or not a.is_cuda):
                 out = _real(func, args, kwargs)
                 if a.is_cuda:
-                    _zero_control_values(func, info, args, kwargs, out)
+                    _zero_control_values(info, args, kwargs, out)
                 return out
         tensors = []
         _cuda_tensors(args, tensors)
@@ -618,7 +610,7 @@ class SmallValueMode(TorchDispatchMode):
         if not (tensors or outs) or torch.cuda.is_current_stream_capturing():
             return out
         if not all(_small(t) for t in tensors) or not all(_small(t) for t in outs) or _has_host_tensor(args, kwargs):
-            _zero_control_values(func, info, args, kwargs, out)
+            _zero_control_values(info, args, kwargs, out)
             return out
         # Inputs a kernel wrote (no value): not shadowed. fill_/zero_/*_like use only their first argument's shape.
         first = 1 if func in _SHAPE_ONLY_FIRST else 0
@@ -626,7 +618,7 @@ class SmallValueMode(TorchDispatchMode):
         _cuda_tensors(args[first:], ins)
         _cuda_tensors(list(kwargs.values()), ins)
         if not all(_is_known(t.untyped_storage()) for t in ins):
-            _zero_control_values(func, info, args, kwargs, out)
+            _zero_control_values(info, args, kwargs, out)
             return out
         _record(func, info, args, kwargs, out)
         return out

@@ -33,16 +33,21 @@ add_test(NAME e2e_torch_newest_venv
 set_tests_properties(e2e_torch_newest_venv PROPERTIES LABELS "e2e;torch" TIMEOUT 120 FIXTURES_SETUP torch_venv_newest
   PASS_REGULAR_EXPRESSION "torch 2\\.15\\.0\\+cu13[0-9] 13\\.")
 
+# Sets `py` and `fixture` in the caller: the venv's Python and the fixture that checks it (NEWEST: the newest torch).
+macro(genie_torch_venv newest)
+  set(py ${GENIE_TORCH_PY})
+  set(fixture torch_venv)
+  if(${newest})
+    set(py ${GENIE_TORCH_NEWEST_PY})
+    set(fixture torch_venv_newest)
+  endif()
+endmacro()
+
 # genie_add_torch(<name> RANKS n|0 [NEWEST] [RC rc] [REGEX re] [ENV k=v...] [LABEL l] ARGS script args...): RANKS 0
 # runs one process with our libraries preloaded; otherwise `genie run -n RANKS`. NEWEST: on the newest torch.
 function(genie_add_torch name)
   cmake_parse_arguments(T "NEWEST" "RANKS;RC;REGEX;LABEL;TIMEOUT" "ENV;ARGS" ${ARGN})
-  set(py ${GENIE_TORCH_PY})
-  set(fixture torch_venv)
-  if(T_NEWEST)
-    set(py ${GENIE_TORCH_NEWEST_PY})
-    set(fixture torch_venv_newest)
-  endif()
+  genie_torch_venv(T_NEWEST)
   if(NOT T_RC)
     set(T_RC 0)
   endif()
@@ -125,12 +130,9 @@ endforeach()
 set(GPT_TINY --model gpt-tiny --batch 8 --seq 256 --steps 5)
 function(genie_add_gpt name ranks)
   cmake_parse_arguments(G "TWICE;NEWEST" "PATTERN;LABEL" "ENV;ARGS" ${ARGN})
-  set(py ${GENIE_TORCH_PY})
-  set(fixture torch_venv)
+  genie_torch_venv(G_NEWEST)
   set(extra "")
   if(G_NEWEST)
-    set(py ${GENIE_TORCH_NEWEST_PY})
-    set(fixture torch_venv_newest)
     list(APPEND extra --torch-version 2.15.0)
   endif()
   if(G_PATTERN)
@@ -231,12 +233,7 @@ genie_add_gpt(e2e_torch_newest_gpt_tp_4_pgnccl 4 NEWEST PATTERN tp ENV TORCH_DIS
 # torch versions, DP 4 with the distributed optimizer and overlapped gradient reduction and parameter gathering.
 function(genie_add_megatron name)
   cmake_parse_arguments(G "NEWEST" "" "ARGS" ${ARGN})
-  set(py ${GENIE_TORCH_PY})
-  set(fixture torch_venv)
-  if(G_NEWEST)
-    set(py ${GENIE_TORCH_NEWEST_PY})
-    set(fixture torch_venv_newest)
-  endif()
+  genie_torch_venv(G_NEWEST)
   add_test(NAME ${name}
     COMMAND ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_megatron.py --genie ${GENIE_BIN} --python ${py}
             --ranks 4 -- ${G_ARGS})

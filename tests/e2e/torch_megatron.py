@@ -38,14 +38,9 @@ EXAMPLE = os.path.join(ROOT, "examples", "megatron", "train_gpt.py")
 ITER = re.compile(r"^\[rank(\d+)\]: iteration (\d+) time_ms ([0-9.]+) update_ok (\d)")
 LAYOUT = re.compile(r"^\[rank0\]: train_gpt\.py: \S+ world (\d+) tp (\d+) pp (\d+) vpp (\d+) cp (\d+) ep (\d+) "
                     r"dp (\d+) micro_batches (\d+) layers (\d+) hidden \d+ experts (\d+) sp (\d) dist_opt (\d)")
-failures = 0
-
-
-def expect(what, ok, expected, actual):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}: Expectation {expected} / Actual {actual}", flush=True)
-    failures += 0 if ok else 1
-    return ok
+sys.path.insert(0, HERE)
+import torch_gpt  # noqa: E402 - its expect() and failure count
+from torch_gpt import expect  # noqa: E402
 
 
 def groups(world, tp, pp):
@@ -85,7 +80,7 @@ def main():
             print("\n".join(l for l in lines if "warnings.warn" not in l and "UserWarning" not in l)[-6000:])
         layout = next((LAYOUT.match(l) for l in lines if LAYOUT.match(l)), None)
         if not expect("the example's layout line", layout is not None, "present", layout is not None):
-            print(f"torch_megatron: {failures} failed")
+            print(f"torch_megatron: {torch_gpt.failures} failed")
             return 1
         world, tp, pp, vpp, cp, ep, dp, micro, layers, experts, sp, dist_opt = map(int, layout.groups())
         iters = Counter()
@@ -103,7 +98,7 @@ def main():
                 rep = json.load(f)
         except (OSError, ValueError) as e:
             expect("genie-report.json", False, "readable", e)
-            print(f"torch_megatron: {failures} failed")
+            print(f"torch_megatron: {torch_gpt.failures} failed")
             return 1
     comms = {c["id"]: tuple(c["ranks"]) for c in rep["communicators"]}
     steps = defaultdict(list)  # rank -> [(start, end)] of its "step" ranges, in order
@@ -159,8 +154,8 @@ def main():
             want = 4 * layers * micro
             expect(f"rank {r}: MoE all-to-all exchanges per iteration on the EP group {ep_g}", a2a >= want,
                    f">= {want}", a2a)
-    print(f"torch_megatron: {failures} failed")
-    return 1 if failures else 0
+    print(f"torch_megatron: {torch_gpt.failures} failed")
+    return 1 if torch_gpt.failures else 0
 
 
 if __name__ == "__main__":
