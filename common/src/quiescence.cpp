@@ -72,6 +72,47 @@ GenieWait::~GenieWait() { tl_waiter.get().depth.fetch_sub(1, std::memory_order_a
 GenieService::GenieService() { tl_waiter.get().service.fetch_add(1, std::memory_order_acq_rel); }
 GenieService::~GenieService() { tl_waiter.get().service.fetch_sub(1, std::memory_order_acq_rel); }
 
+bool QuiescenceProbe::in_timed_wait(Thread& t, pid_t tid) {
+  if (t.syscall_fd < 0) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", static_cast<int>(tid));
+    t.syscall_fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  }
+  char buf[256];
+  if (!pread_small(t.syscall_fd, buf, sizeof(buf))) return false;
+  // "NR arg1 ... arg6 sp pc" while blocked in a system call ("running" or "-1 ..." otherwise); arguments in hex.
+  char* p = buf;
+  const long nr = std::strtol(p, &p, 10);
+  if (nr < 0 || p == buf) return false;
+  unsigned long long a[6] = {};
+  for (auto& x : a) x = std::strtoull(p, &p, 16);
+#if defined(__x86_64__)
+  switch (nr) {
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+      return true;
+    case SYS_poll:  // timeout in ms, the third argument; -1: none
+      return static_cast<int>(a[2]) >= 0;
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:  // timeout in ms, the fourth argument
+      return static_cast<int>(a[3]) >= 0;
+    case SYS_ppoll:  // struct timespec*, the third
+    case SYS_select:  // struct timeval*, the fifth
+    case SYS_pselect6:
+      return (nr == SYS_ppoll ? a[2] : a[4]) != 0;
+    case SYS_futex: {  // FUTEX_WAIT / FUTEX_WAIT_BITSET with a timeout (the fourth argument)
+      const unsigned long long op = a[1] & 0x7f;  // without FUTEX_PRIVATE_FLAG / FUTEX_CLOCK_REALTIME
+      return (op == 0 || op == 9) && a[3] != 0;
+    }
+    default:
+      return false;
+  }
+#else
+  (void)a;
+  return false;  // other architectures: a thread that used CPU is awake
+#endif
+}
+
 void QuiescenceProbe::note_awake(pid_t tid, const char* why) {
   char path[64], comm[32] = {};
   std::snprintf(path, sizeof(path), "/proc/self/task/%d/comm", static_cast<int>(tid));
@@ -86,6 +127,7 @@ QuiescenceProbe::~QuiescenceProbe() {
   for (auto& [tid, t] : threads_) {
     if (t.schedstat_fd >= 0) ::close(t.schedstat_fd);
     if (t.stat_fd >= 0) ::close(t.stat_fd);
+    if (t.syscall_fd >= 0) ::close(t.syscall_fd);
   }
 }
 
@@ -128,7 +170,12 @@ bool QuiescenceProbe::all_asleep() {
     const uint64_t run = std::strtoull(buf, nullptr, 10);
     // A thread waiting inside Genie may use CPU (it wakes to check for failures); one that has been woken to go
     // on is runnable, which the state shows.
-    if (std::find(in_genie.begin(), in_genie.end(), tid) == in_genie.end() && (fresh || t.run_ns != run)) {
+    // A thread outside Genie that used CPU since the previous look is awake, unless it is back in a timed wait: then
+    // what ran was most likely its own timeout (gloo's 10 ms epoll loop, torch's watchdog and heartbeat, a libuv
+    // timer), which it repeats whether or not the clock moves. A thread that came out of an untimed wait was woken
+    // by something, and what woke it may go on.
+    if (std::find(in_genie.begin(), in_genie.end(), tid) == in_genie.end() && (fresh || t.run_ns != run) &&
+        !in_timed_wait(t, tid)) {
       if (asleep) note_awake(tid, fresh ? "new" : "used CPU");
       asleep = false;
     }
@@ -151,6 +198,7 @@ bool QuiescenceProbe::all_asleep() {
     }
     if (it->second.schedstat_fd >= 0) ::close(it->second.schedstat_fd);
     if (it->second.stat_fd >= 0) ::close(it->second.stat_fd);
+    if (it->second.syscall_fd >= 0) ::close(it->second.syscall_fd);
     it = threads_.erase(it);
   }
   return asleep;

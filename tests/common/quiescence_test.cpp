@@ -93,23 +93,78 @@ TEST(QuiescenceProbe, AGenieServiceThreadIsNotLookedAtEvenWhileItSpins) {
   s.join();
 }
 
-TEST(QuiescenceProbe, AThreadThatWakesBetweenTwoLooksIsAwake) {
-  // System: a thread sleeping in 20 ms naps outside Genie (a timer wakes it; it uses a little CPU each time).
-  // Expectation: two looks that span one of its wake-ups see its CPU time move: not asleep.
+TEST(QuiescenceProbe, AThreadWokenBetweenTwoLooksFromAnUntimedWaitIsAwake) {
+  // System: a thread waiting on a condition variable without a timeout, woken between two looks by a notify; it
+  // does a little work and waits again.
+  // Expectation: the second look sees its CPU time moved while it is back in an untimed wait: not asleep (what woke
+  // it may go on).
   QuiescenceProbe probe;
-  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  int wakes = 0;
+  bool stop = false;
   std::thread t([&] {
-    while (!stop.load()) {
+    std::unique_lock lk(mu);
+    for (;;) {
+      const int seen = wakes;
+      cv.wait(lk, [&] { return stop || wakes != seen; });
+      if (stop) return;
       volatile unsigned x = 0;
-      for (unsigned i = 0; i < 200000; ++i) x = x + i;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (unsigned i = 0; i < 2000000; ++i) x = x + i;
     }
   });
-  (void)probe.all_asleep();
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  ASSERT_TRUE(asleep_within(probe, 200));
+  {
+    std::lock_guard lk(mu);
+    ++wakes;
+  }
+  cv.notify_all();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(probe.all_asleep());
-  stop = true;
+  {
+    std::lock_guard lk(mu);
+    stop = true;
+  }
+  cv.notify_all();
   t.join();
+}
+
+TEST(QuiescenceProbe, APeriodicWakerInATimedWaitIsAsleep) {
+  // System: threads that wake by themselves and wait again, using a little CPU each time, as gloo's 10 ms epoll
+  // loop, torch's NCCL watchdog (a condition variable waited with a timeout) and sleeps do; looks 30 ms apart, so
+  // every pair spans wake-ups.
+  // Expectation: caught in their timed waits, they count as asleep: the probe reports asleep within a few looks.
+  QuiescenceProbe probe;
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  auto work = [] {
+    volatile unsigned x = 0;
+    for (unsigned i = 0; i < 20000; ++i) x = x + i;
+  };
+  std::thread sleeper([&] {
+    while (!stop.load()) {
+      work();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  std::thread timed_cv([&] {
+    std::unique_lock lk(mu);
+    while (!stop.load()) {
+      work();
+      cv.wait_for(lk, std::chrono::milliseconds(7));
+    }
+  });
+  bool asleep = false;
+  for (int i = 0; i < 100 && !asleep; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    asleep = probe.all_asleep();
+  }
+  EXPECT_TRUE(asleep) << probe.awake();
+  stop = true;
+  cv.notify_all();
+  sleeper.join();
+  timed_cv.join();
 }
 
 }  // namespace

@@ -36,8 +36,9 @@ class GenieService {
 
 /// Looks at every thread of this process but the calling one and GenieService threads. all_asleep() is true when none is running or runnable
 /// and each is either waiting inside Genie (GenieWait) or, outside Genie, has used no CPU time since the previous
-/// call. A thread seen for the first time counts as awake, so the first call after any
-/// activity is false: ask twice.
+/// call or is blocked in a wait with a timeout (a periodic waker: what it ran was its own timeout). A thread seen for
+/// the first time counts as awake unless it is in such a wait, so the first call after any activity is false: ask
+/// twice.
 class QuiescenceProbe {
  public:
   QuiescenceProbe() = default;
@@ -49,10 +50,15 @@ class QuiescenceProbe {
   const std::string& awake() const { return awake_; }
 
  private:
+  struct Thread;
   void note_awake(pid_t tid, const char* why);
+  /// Whether the thread is blocked in a system call that returns by itself (a sleep, or a poll, epoll wait, select or
+  /// futex wait with a timeout): /proc/self/task/TID/syscall.
+  bool in_timed_wait(Thread& t, pid_t tid);
   struct Thread {
     int schedstat_fd = -1;  ///< /proc/self/task/TID/schedstat, kept open (read with pread)
     int stat_fd = -1;       ///< /proc/self/task/TID/stat
+    int syscall_fd = -1;    ///< /proc/self/task/TID/syscall, opened when first needed
     uint64_t run_ns = 0;    ///< CPU time at the previous call
     uint64_t round = 0;     ///< the last call that saw the thread
   };
