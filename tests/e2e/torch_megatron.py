@@ -16,7 +16,8 @@ Megatron's design dictates for the layout (process groups in Megatron's default 
   optimizer, reduce-scatter of gradients and all-gather of parameters with it;
 * expert parallelism (MoE, all-to-all dispatcher): all-to-all exchanges (grouped sends and receives) on the EP group
   in every MoE layer, forward (dispatch, combine) and backward.
-Every iteration must make the same calls on every communicator. Fails (does not skip) when the venv is missing.
+Every iteration must make the same calls on every communicator, and the coordinator must have relaxed no clock
+step (the default stall grace). Fails (does not skip) when the venv is missing.
 
     torch_megatron.py --genie BUILD/bin/genie --python .venv/bin/python --ranks N -- TRAIN_GPT_ARGS...
 Prints "Expectation ... / Actual ..." lines and "torch_megatron: N failed"; exit 0 only when all checks pass.
@@ -33,14 +34,14 @@ import tempfile
 from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-EXAMPLE = os.path.join(ROOT, "examples", "megatron", "train_gpt.py")
-ITER = re.compile(r"^\[rank(\d+)\]: iteration (\d+) time_ms ([0-9.]+) update_ok (\d)")
-LAYOUT = re.compile(r"^\[rank0\]: train_gpt\.py: \S+ world (\d+) tp (\d+) pp (\d+) vpp (\d+) cp (\d+) ep (\d+) "
-                    r"dp (\d+) micro_batches (\d+) layers (\d+) hidden \d+ experts (\d+) sp (\d) dist_opt (\d)")
 sys.path.insert(0, HERE)
 import torch_gpt  # noqa: E402 - its expect() and failure count
 from torch_gpt import expect  # noqa: E402
+
+EXAMPLE = os.path.join(torch_gpt.ROOT, "examples", "megatron", "train_gpt.py")
+ITER = re.compile(r"^\[rank(\d+)\]: iteration (\d+) time_ms ([0-9.]+) update_ok (\d)")
+LAYOUT = re.compile(r"^\[rank0\]: train_gpt\.py: \S+ world (\d+) tp (\d+) pp (\d+) vpp (\d+) cp (\d+) ep (\d+) "
+                    r"dp (\d+) micro_batches (\d+) layers (\d+) hidden \d+ experts (\d+) sp (\d) dist_opt (\d)")
 
 
 def groups(world, tp, pp):
@@ -69,8 +70,9 @@ def main():
     env["GENIE_HOST_CPU_SCALE"] = "0"  # host time = modelled API costs: the same every run
     with tempfile.TemporaryDirectory(prefix="genie-megatron-") as tmp:
         report = os.path.join(tmp, "report")
-        cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--stall-grace", "0.1",
-               "--report", report, "--", args.python, EXAMPLE] + example_args
+        # The default stall grace (2 s): the clock must know why it waits, so no step may be relaxed.
+        cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--report", report, "--", args.python,
+               EXAMPLE] + example_args
         print("running:", " ".join(cmd), flush=True)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=840)
         out = p.stdout + p.stderr
@@ -100,6 +102,10 @@ def main():
             expect("genie-report.json", False, "readable", e)
             print(f"torch_megatron: {torch_gpt.failures} failed")
             return 1
+    co = rep.get("coordinator", {})
+    expect("no relaxed clock step (every wait of the clock explained)", co.get("relaxed_steps") == 0, 0,
+           co.get("relaxed_steps"))
+    expect("no late arrival", co.get("late_arrivals") == 0, 0, co.get("late_arrivals"))
     comms = {c["id"]: tuple(c["ranks"]) for c in rep["communicators"]}
     steps = defaultdict(list)  # rank -> [(start, end)] of its "step" ranges, in order
     for r in rep["ranges"]:
