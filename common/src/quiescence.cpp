@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <string>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace genie {
@@ -65,6 +65,13 @@ bool pread_small(int fd, char* buf, size_t size) {
   return true;
 }
 
+// Opens /proc/self/task/TID/NAME for reading (-1 when the thread is gone).
+int open_task_file(pid_t tid, const char* name) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/%s", static_cast<int>(tid), name);
+  return ::open(path, O_RDONLY | O_CLOEXEC);
+}
+
 }  // namespace
 
 GenieWait::GenieWait() { tl_waiter.get().depth.fetch_add(1, std::memory_order_acq_rel); }
@@ -73,11 +80,7 @@ GenieService::GenieService() { tl_waiter.get().service.fetch_add(1, std::memory_
 GenieService::~GenieService() { tl_waiter.get().service.fetch_sub(1, std::memory_order_acq_rel); }
 
 bool QuiescenceProbe::in_timed_wait(Thread& t, pid_t tid) {
-  if (t.syscall_fd < 0) {
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", static_cast<int>(tid));
-    t.syscall_fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  }
+  if (t.syscall_fd < 0) t.syscall_fd = open_task_file(tid, "syscall");
   char buf[256];
   if (!pread_small(t.syscall_fd, buf, sizeof(buf))) return false;
   // "NR arg1 ... arg6 sp pc" while blocked in a system call ("running" or "-1 ..." otherwise); arguments in hex.
@@ -114,21 +117,20 @@ bool QuiescenceProbe::in_timed_wait(Thread& t, pid_t tid) {
 }
 
 void QuiescenceProbe::note_awake(pid_t tid, const char* why) {
-  char path[64], comm[32] = {};
-  std::snprintf(path, sizeof(path), "/proc/self/task/%d/comm", static_cast<int>(tid));
-  if (FILE* f = std::fopen(path, "re")) {
-    if (std::fgets(comm, sizeof(comm), f)) comm[std::strcspn(comm, "\n")] = 0;
-    std::fclose(f);
-  }
+  char comm[32] = {};
+  const int fd = open_task_file(tid, "comm");
+  if (pread_small(fd, comm, sizeof(comm))) comm[std::strcspn(comm, "\n")] = 0;
+  if (fd >= 0) ::close(fd);
   awake_ = "thread " + std::to_string(tid) + " (" + comm + ") " + why;
 }
 
+void QuiescenceProbe::Thread::close_files() {
+  for (int fd : {schedstat_fd, stat_fd, syscall_fd})
+    if (fd >= 0) ::close(fd);
+}
+
 QuiescenceProbe::~QuiescenceProbe() {
-  for (auto& [tid, t] : threads_) {
-    if (t.schedstat_fd >= 0) ::close(t.schedstat_fd);
-    if (t.stat_fd >= 0) ::close(t.stat_fd);
-    if (t.syscall_fd >= 0) ::close(t.syscall_fd);
-  }
+  for (auto& [tid, t] : threads_) t.close_files();
 }
 
 bool QuiescenceProbe::all_asleep() {
@@ -152,16 +154,13 @@ bool QuiescenceProbe::all_asleep() {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
     if (tid == self || std::find(services.begin(), services.end(), tid) != services.end()) continue;
-    // Each thread's two /proc files stay open between calls and are read again with pread: opening them (a path
+    // Each thread's /proc files stay open between calls and are read again with pread: opening them (a path
     // walk each) cost most of a probe, and a process of PyTorch ranks is probed every few ms while the clock waits.
     auto [it, fresh] = threads_.try_emplace(tid);
     Thread& t = it->second;
     if (fresh) {
-      char path[64];
-      std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
-      t.schedstat_fd = ::open(path, O_RDONLY | O_CLOEXEC);
-      std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", static_cast<int>(tid));
-      t.stat_fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      t.schedstat_fd = open_task_file(tid, "schedstat");
+      t.stat_fd = open_task_file(tid, "stat");
     }
     t.round = round_;
     char buf[512];
@@ -196,9 +195,7 @@ bool QuiescenceProbe::all_asleep() {
       ++it;
       continue;
     }
-    if (it->second.schedstat_fd >= 0) ::close(it->second.schedstat_fd);
-    if (it->second.stat_fd >= 0) ::close(it->second.stat_fd);
-    if (it->second.syscall_fd >= 0) ::close(it->second.syscall_fd);
+    it->second.close_files();
     it = threads_.erase(it);
   }
   return asleep;

@@ -93,8 +93,10 @@ def run(r, w, dev):
         grads = [torch.ones(1 << 17).to(dev) * 3, torch.ones(1 << 17).to(dev)]
         found_inf = torch.full((1,), 0.0, device=dev)
         poison()
+        zeroed = gsv.stats()["zeroed"]
         torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, torch.full((1,), 0.5, device=dev))
         expect_eq("found_inf after an unscale of large gradients", 0.0, found_inf.item())
+        expect_eq("... which wrote found_inf as a control value", zeroed + 1, gsv.stats()["zeroed"])
         poison()
         total = torch.nn.utils.clip_grad_norm_(grads, 1.0)
         expect_eq("clip_grad_norm_ of large gradients is finite", True, bool(torch.isfinite(total)))

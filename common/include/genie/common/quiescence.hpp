@@ -61,6 +61,7 @@ class QuiescenceProbe {
     int syscall_fd = -1;    ///< /proc/self/task/TID/syscall, opened when first needed
     uint64_t run_ns = 0;    ///< CPU time at the previous call
     uint64_t round = 0;     ///< the last call that saw the thread
+    void close_files();
   };
   std::unordered_map<pid_t, Thread> threads_;
   uint64_t round_ = 0;
