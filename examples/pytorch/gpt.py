@@ -22,6 +22,8 @@ Modes (the world size comes from torchrun's environment: WORLD_SIZE, RANK, LOCAL
   --tp N      Megatron-style tensor parallel with sequence parallel, over groups of N ranks
   --pp N      pipeline of N stages (GPipe schedule, --microbatches micro-batches, batch_isend_irecv)
   with --tp/--pp, the remaining factor world/(tp*pp) is data parallel and needs --ddp.
+  --compile M torch.compile the model (Inductor) with mode M: default, reduce-overhead (CUDA graphs),
+              max-autotune, max-autotune-no-cudagraphs
 """
 from __future__ import annotations
 
@@ -50,6 +52,9 @@ def parse_args(argv=None):
                    help="autocast dtype; fp16 also scales the loss (torch.amp.GradScaler)")
     p.add_argument("--lr", type=float, default=6e-4)
     p.add_argument("--clip", type=float, default=1.0, help="gradient clipping norm (0: off)")
+    p.add_argument("--compile", default="off",
+                   choices=["off", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
+                   help="torch.compile the model with this mode (nanoGPT's way: compile, then wrap in DDP)")
     par = p.add_argument_group("parallelism")
     par.add_argument("--ddp", action="store_true")
     par.add_argument("--fsdp", action="store_true")
@@ -119,6 +124,11 @@ def main(argv=None):
     holds_embedding = lay.pp > 1 and (lay.first_stage or lay.last_stage)
     if holds_embedding:  # the two copies of the tied embedding start equal (Megatron's embedding group)
         dist.broadcast(model.output_weight().data, src=lay.pp_ranks[0], group=lay.emb_group)
+    if args.compile != "off":
+        if lay.pp > 1:
+            raise SystemExit("gpt.py: --compile is for --ddp, --fsdp and --tp runs (the pipeline schedule calls "
+                             "stages piecewise)")
+        model = torch.compile(model, mode=args.compile)
     if args.ddp and lay.dp > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
         model = DDP(model, device_ids=[local_rank], process_group=lay.dp_group, gradient_as_bucket_view=True)
@@ -136,7 +146,8 @@ def main(argv=None):
     mode = "fsdp" if args.fsdp else ("ddp" if args.ddp else "single")
     say(f"gpt.py: {args.model} params {n_params} ({n_params / 1e6:.1f}M) layers {cfg.n_layer} heads {cfg.n_head} "
         f"embd {cfg.n_embd} vocab {cfg.vocab_size} batch {args.batch} seq {args.seq} amp {args.amp} "
-        f"world {world} dp {lay.dp} tp {lay.tp} pp {lay.pp} mode {mode} device {torch.cuda.get_device_name(dev)}")
+        f"world {world} dp {lay.dp} tp {lay.tp} pp {lay.pp} mode {mode} compile {args.compile} "
+        f"device {torch.cuda.get_device_name(dev)}")
     if genie:
         say("gpt.py: on Genie kernels do not run: step times are the emulated GPUs' (virtual clock); loss and "
             "grad_norm are read back from device memory no kernel computed, so they are placeholders, not "

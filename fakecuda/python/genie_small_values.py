@@ -539,6 +539,14 @@ def _real(func, args, kwargs):
 class SmallValueMode(TorchDispatchMode):
     """Keeps small CUDA tensors' values (module docstring). Entered once on the thread that imports torch."""
 
+    @classmethod
+    def ignore_compile_internals(cls):
+        # torch.compile would otherwise skip every frame while a non-infra mode is on the stack (the program runs
+        # eager, silently). With this, Dynamo/Inductor trace without the mode and the compiled artifact runs with
+        # it: its extern ops (GEMMs, collectives, copies) are seen, its fused Triton kernels are not (they are
+        # launched directly, like any large kernel).
+        return True
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         # The mode's work is the emulator's, not the program's: the virtual host clock leaves it out
         # (genie_host_work_begin/end), with the op it runs (see _real). Kernels and copies still charge their

@@ -76,7 +76,10 @@ const Graph* conditional_body(const GraphNode& n) {
 
 /// Runs every node of `g` in topological (index) order from `ready`; a node starts when its dependencies have
 /// ended, so independent branches overlap on the timeline. Returns the end of the last node.
-Result<SimTime> run_graph_nodes(Graph& g, SimTime ready, const sched::ExternalOp& lane) {
+// Runs g's nodes from `ready` in dependency order; each op node's record goes to `parts` (the launch's
+// OpSpec::parts: the trace and the report see a graph's kernels, copies and collectives).
+Result<SimTime> run_graph_nodes(Graph& g, SimTime ready, const sched::ExternalOp& lane,
+                                std::vector<sched::OpRecord>* parts) {
   std::vector<SimTime> ends(g.nodes.size(), ready);
   SimTime last = ready;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -91,6 +94,8 @@ Result<SimTime> run_graph_nodes(Graph& g, SimTime ready, const sched::ExternalOp
           if (n.spec.action) n.spec.action();
           ends[i] = start + n.spec.duration;
         }
+        parts->push_back(sched::OpRecord{n.spec.label, start, ends[i], n.spec.kind, n.spec.bytes, n.spec.comm,
+                                         n.spec.seq});
         break;
       case GraphNodeKind::kEmpty:
         ends[i] = start;
@@ -98,14 +103,14 @@ Result<SimTime> run_graph_nodes(Graph& g, SimTime ready, const sched::ExternalOp
       case GraphNodeKind::kChild:
         ends[i] = start;
         if (!n.bodies.empty() && n.bodies[0]) {
-          GENIE_ASSIGN_OR_RETURN(ends[i], run_graph_nodes(*n.bodies[0], start, lane));
+          GENIE_ASSIGN_OR_RETURN(ends[i], run_graph_nodes(*n.bodies[0], start, lane, parts));
         }
         break;
       case GraphNodeKind::kConditional: {
         ends[i] = start;
         const Graph* body = conditional_body(n);
         if (body != nullptr) {
-          GENIE_ASSIGN_OR_RETURN(ends[i], run_graph_nodes(const_cast<Graph&>(*body), start, lane));
+          GENIE_ASSIGN_OR_RETURN(ends[i], run_graph_nodes(const_cast<Graph&>(*body), start, lane, parts));
         }
         break;
       }
@@ -347,9 +352,10 @@ Status Runtime::launch_graph(Graph& exec, Stream& s) {
   sched::OpSpec op;
   op.label = "graph";
   op.may_run_inline = graph_runs_inline(*nodes);
+  op.parts = std::make_shared<std::vector<sched::OpRecord>>();
   sched::Clock* clk = &clock();
-  op.run = [nodes, clk](SimTime ready, const sched::ExternalOp& lane) -> Result<SimTime> {
-    GENIE_ASSIGN_OR_RETURN(SimTime last, run_graph_nodes(*nodes, ready, lane));
+  op.run = [nodes, clk, parts = op.parts.get()](SimTime ready, const sched::ExternalOp& lane) -> Result<SimTime> {
+    GENIE_ASSIGN_OR_RETURN(SimTime last, run_graph_nodes(*nodes, ready, lane, parts));
     if (!clk->is_virtual()) {
       clk->sleep_until(last);
     }

@@ -234,6 +234,18 @@ void note_busy(Lane::State& st, OpKind kind, SimTime start, SimTime end) {
   }
 }
 
+// A completed op, under the lane's lock: its busy time and trace record, then those of its parts (OpSpec::parts).
+void note_op(Timeline::Core& core, Lane::State& st, const OpSpec& spec, SimTime start, SimTime end) {
+  note_busy(st, spec.kind, start, end);
+  if (core.record_trace)
+    core.keep_record(st.records, OpRecord{spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
+  if (!spec.parts) return;
+  for (const OpRecord& r : *spec.parts) {
+    note_busy(st, r.kind, r.start, r.end);
+    if (core.record_trace) core.keep_record(st.records, r);
+  }
+}
+
 // Lower bound of the end of any op queued on `lane` (and of the next traffic it injects): its floor, and where its
 // worker is: waiting on an op of another lane (no earlier than that op's end), or running an op that started at a
 // known time. With `coordinator_bounds` (for queries, not for the injection floor) also the bound the coordinator
@@ -390,10 +402,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       st->last_end = done_op->end;
       if (!done_op->status.is_ok() && st->error.is_ok()) st->error = done_op->status;
       if (st->pending_tail == done_op) tail_ref = std::move(st->pending_tail);
-      note_busy(*st, done_op->spec.kind, done_op->start, done_op->end);
-      if (tl.record_trace)
-        tl.keep_record(st->records, OpRecord{done_op->spec.label, done_op->start, done_op->end, done_op->spec.kind,
-                                             done_op->spec.bytes, done_op->spec.comm, done_op->spec.seq});
+      note_op(tl, *st, done_op->spec, done_op->start, done_op->end);
       // The op's end now bounds what waits on it, and the next op starts no earlier. Only with the end visible
       // to whoever waits on it (done, stored first) may an idle lane stop holding the floor.
       done_op->done.store(true, std::memory_order_release);
@@ -458,9 +467,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       run_spec(*st.core, spec, ready, &start, &end, &status, ExternalOp());
       if (has_work) clock.end_excluded_work();
       st.last_end = end;
-      note_busy(st, spec.kind, start, end);
-      if (st.core->record_trace)
-        st.core->keep_record(st.records, OpRecord{spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
+      note_op(*st.core, st, spec, start, end);
       if (status.is_ok()) return Dep::at(end);
       if (st.error.is_ok()) st.error = status;
       auto failed = std::make_shared<Op>();

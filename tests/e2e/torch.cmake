@@ -129,9 +129,12 @@ endforeach()
 # (tests/e2e/nccl_pattern.py) and, with --twice, identical step times in a second run.
 set(GPT_TINY --model gpt-tiny --batch 8 --seq 256 --steps 5)
 function(genie_add_gpt name ranks)
-  cmake_parse_arguments(G "TWICE;NEWEST" "PATTERN;LABEL" "ENV;ARGS" ${ARGN})
+  cmake_parse_arguments(G "TWICE;NEWEST" "PATTERN;LABEL;KERNELS" "ENV;ARGS" ${ARGN})
   genie_torch_venv(G_NEWEST)
   set(extra "")
+  if(G_KERNELS)
+    list(APPEND extra --kernels ${G_KERNELS})
+  endif()
   if(G_NEWEST)
     list(APPEND extra --torch-version 2.15.0)
   endif()
@@ -187,6 +190,16 @@ genie_add_gpt(e2e_torch_gpt_pp_4 4 PATTERN pp TWICE ARGS ${GPT_TINY} --pp 4)
 genie_add_gpt(e2e_torch_gpt_fp16_ddp_2 2 PATTERN ddp ARGS ${GPT_TINY} --ddp --amp fp16)
 genie_add_gpt(e2e_torch_gpt_tp2_pp2 4 ARGS ${GPT_TINY} --tp 2 --pp 2)
 genie_add_gpt(e2e_torch_gpt_tp2_ddp 4 ARGS ${GPT_TINY} --tp 2 --ddp)
+# torch.compile (Inductor, Triton kernels loaded with cuModuleLoadData and launched with cuLaunchKernel): the
+# compiled model's triton_* kernels in the last step of every rank, counted as compute; with reduce-overhead the last
+# step is a CUDA graph replay (its nodes traced one by one). Each run compiles afresh (torch_gpt.py gives it its own
+# Inductor and Triton cache folders).
+set(GPT_COMPILE --model gpt-tiny --batch 4 --seq 128 --steps 4)
+genie_add_gpt(e2e_torch_gpt_compile_single 1 KERNELS triton_ ARGS ${GPT_COMPILE} --compile default)
+genie_add_gpt(e2e_torch_gpt_compile_ddp_2 2 KERNELS triton_ PATTERN ddp ARGS ${GPT_COMPILE} --ddp --compile default)
+genie_add_gpt(e2e_torch_gpt_compile_reduce_overhead 1 KERNELS triton_ ARGS ${GPT_COMPILE} --compile reduce-overhead)
+genie_add_gpt(e2e_torch_newest_gpt_compile_ddp_2 2 NEWEST KERNELS triton_ PATTERN ddp
+  ARGS ${GPT_COMPILE} --ddp --compile default)
 # The headline: GPT-2 small (124M) on one emulated H200, batch 8 x 1024 tokens.
 genie_add_gpt(e2e_torch_gpt2_124m_h200 1 ARGS --model gpt2-124m --batch 8 --seq 1024 --steps 5)
 

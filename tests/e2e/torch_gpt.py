@@ -123,6 +123,38 @@ def check_steps(report, times, ranks, steps):
               f"exposed communication {t['mean_exposed_communication_us']:.1f} + idle {t['mean_idle_us']:.1f} us")
 
 
+def check_kernels(trace, report, prefix, steps, ranks):
+    """Kernels whose names start with `prefix` (Inductor's Triton kernels: "triton_") run in the last step of every
+    rank: the trace has them inside the rank's last NVTX step range, on a device row, with their modelled
+    durations, and the report counts them as compute. With mode="reduce-overhead" the last step is a CUDA graph
+    replay, so this checks that a graph's kernels are traced and counted (OpSpec::parts)."""
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    last = {x["rank"]: x for x in report.get("ranges", []) if x["name"] == "step" and x["index"] == steps - 1}
+    pids = {}
+    for e in events:  # process_name metadata: "rank R ..." per trace process
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            m = re.match(r"rank (\d+)", e.get("args", {}).get("name", ""))
+            if m:
+                pids[e["pid"]] = int(m[1])
+    found, bad = {}, []
+    for e in kernels:
+        r = pids.get(e.get("pid"))
+        x = last.get(r)
+        if x is None or not e.get("name", "").startswith(prefix):
+            continue
+        if x["start_us"] - 0.01 <= e["ts"] and e["ts"] + e["dur"] <= x["end_us"] + 0.01:
+            found[r] = found.get(r, 0) + 1
+    for r in range(ranks):
+        x = last.get(r)
+        if found.get(r, 0) == 0:
+            bad.append(f"rank {r}: none")
+        elif x["compute_us"] <= 0:
+            bad.append(f"rank {r}: compute {x['compute_us']} us")
+    expect(f"{prefix}* kernels in each rank's last step, counted as compute", not bad and found,
+           f"some on each of {ranks} ranks", "; ".join(bad) or f"{found}")
+
+
 def check_pattern(mode, out, h, steps, micro, report):
     traced = nccl_pattern.parse_trace(out)
     print(nccl_pattern.summary(traced))
@@ -172,6 +204,7 @@ def main():
     p.add_argument("--twice", action="store_true")
     p.add_argument("--timeout", type=int, default=900)
     p.add_argument("--torch-version", default="2.11.0", help="the torch the venv must have")
+    p.add_argument("--kernels", help="a kernel name prefix that must appear in each rank's last step (e.g. triton_)")
     p.add_argument("gpt_args", nargs=argparse.REMAINDER)
     args = p.parse_args()
     gpt_args = args.gpt_args[1:] if args.gpt_args[:1] == ["--"] else args.gpt_args
@@ -182,12 +215,22 @@ def main():
         return 1
     steps = int(gpt_args[gpt_args.index("--steps") + 1]) if "--steps" in gpt_args else 5
 
+    # torch.compile: a cache of this test's own, so the run compiles (a warm cache would skip what is tested) and
+    # tests running side by side do not share one.
+    cache_dir = None
+    if "--compile" in gpt_args and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        cache_dir = tempfile.mkdtemp(prefix="torch_gpt_inductor_")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
     report_dir = tempfile.mkdtemp(prefix="torch_gpt_report_")
     rc, out = -1, ""
     try:
         rc, out = run(args, gpt_args, trace=bool(args.pattern), report_dir=report_dir)
         with open(os.path.join(report_dir, "genie-report.json")) as f:
             report = json.load(f)
+        if args.kernels:
+            with open(os.path.join(report_dir, "trace.json")) as f:
+                trace = json.load(f)
     except (OSError, ValueError) as e:
         report = None
         expect("genie-report.json", False, "written", str(e))
@@ -198,6 +241,8 @@ def main():
     expect("step lines (ranks x steps)", len(times) == args.ranks * steps, args.ranks * steps, len(times))
     if report:
         check_steps(report, times, args.ranks, steps)
+        if args.kernels:
+            check_kernels(trace, report, args.kernels, steps, args.ranks)
     m = next((HEADER.match(line) for line in out.splitlines() if HEADER.match(line)), None)
     expect("gpt.py header line", m is not None, "present", "present" if m else "missing")
     if m and args.pattern:
@@ -214,6 +259,8 @@ def main():
                 if times2.get((r, s)) != t]
         expect("the same step times in a second run (virtual clock)", not diff and times2, "identical",
                "; ".join(diff[:6]) or "identical")
+    if cache_dir:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     print(f"torch_gpt: {failures} failed")
     return 0 if failures == 0 else 1
 

@@ -3,6 +3,7 @@
 // dependencies, nodes added one by one, child and conditional nodes, user objects.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "genie/fakecuda/graph.hpp"
@@ -202,6 +203,54 @@ TEST(RuntimeGraphNodes, NodeAddedByCaptureIsTheKernelLaunchOfTheCostModel) {
   EXPECT_FALSE(
       rt.add_graph_node_by_capture(*g, {}, 0, [&](Stream& sc) { return rt.launch_kernel(k, zero, sc); }).is_ok());
   EXPECT_EQ(g->nodes.size(), 1u);
+}
+
+TEST(RuntimeGraphNodes, AReplayRecordsEachNodeWithItsKindAndTimes) {
+  // System: a graph of a 10 us kernel node, then (depending on it) a child graph holding a 7 us memset node,
+  // launched with the trace on. Expectation: besides the launch's own "graph" record, one record per node, with
+  // its label and kind, the child's node starting where the kernel ends; the lane's busy time counts them (a
+  // graph of kernels is compute, as on a GPU). Without OpSpec::parts only the "graph" record (kind kOther) exists.
+  RuntimeOptions o = test_options();
+  o.record_trace = true;
+  Runtime rt(o);
+  Stream* s = rt.create_stream(0, kStreamNonBlocking, 0);
+  int runs = 0;
+  GraphNode kernel = timed_node(SimTime::us(10), &runs);
+  kernel.spec.label = "genie_graph_kernel";
+  kernel.spec.kind = sched::OpKind::kKernel;
+  Graph* child = rt.create_graph();
+  GraphNode memset = timed_node(SimTime::us(7), &runs);
+  memset.spec.label = "genie_graph_memset";
+  memset.spec.kind = sched::OpKind::kMemset;
+  ASSERT_TRUE(rt.add_graph_node(*child, {}, memset).is_ok());
+  Graph* g = rt.create_graph();
+  int k = rt.add_graph_node(*g, {}, kernel).value();
+  GraphNode node;
+  node.kind = GraphNodeKind::kChild;
+  node.bodies.push_back(child->snapshot());
+  ASSERT_TRUE(rt.add_graph_node(*g, {k}, node).is_ok());
+  EXPECT_EQ(replay_ns(rt, *g, *s), SimTime::us(17).count_ns());
+  std::vector<sched::OpRecord> recs;
+  rt.timeline().drain_records([&](int, uint32_t, const sched::OpRecord& r) { recs.push_back(r); });
+  const sched::OpRecord* graph = nullptr;
+  const sched::OpRecord* kr = nullptr;
+  const sched::OpRecord* mr = nullptr;
+  for (const auto& r : recs) {
+    const std::string label = r.label;
+    if (label == "graph") graph = &r;
+    if (label == "genie_graph_kernel") kr = &r;
+    if (label == "genie_graph_memset") mr = &r;
+  }
+  ASSERT_NE(graph, nullptr);
+  ASSERT_NE(kr, nullptr);
+  ASSERT_NE(mr, nullptr);
+  EXPECT_EQ(kr->kind, sched::OpKind::kKernel);
+  EXPECT_EQ(mr->kind, sched::OpKind::kMemset);
+  EXPECT_EQ(kr->start, graph->start);
+  EXPECT_EQ((kr->end - kr->start).count_ns(), SimTime::us(10).count_ns());
+  EXPECT_EQ(mr->start, kr->end);
+  EXPECT_EQ(mr->end, graph->end);
+  EXPECT_EQ(runs, 2);
 }
 
 TEST(RuntimeUserObjects, DestructorRunsWhenTheLastReferenceGoes) {

@@ -69,6 +69,14 @@ class ExternalOp;
 /// waits, host functions and annotated ranges count as neither.
 enum class BusyClass : uint8_t { kCompute = 0, kMemory = 1 };
 
+/// Record of a completed op, for the trace.
+struct OpRecord {
+  const char* label;
+  SimTime start, end;
+  OpKind kind = OpKind::kOther;
+  uint64_t bytes = 0, comm = 0, seq = 0;
+};
+
 /// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and the lane's
 /// external-op handle (empty unless `external`) and returns the end time (a collective resolved by the coordinator,
 /// a copy timed by the fabric).
@@ -86,14 +94,10 @@ struct OpSpec {
   uint64_t bytes = 0;  ///< copies, memsets, collectives
   uint64_t comm = 0;   ///< collectives: communicator key
   uint64_t seq = 0;    ///< collectives: call number
-};
-
-/// Record of a completed op, for the trace.
-struct OpRecord {
-  const char* label;
-  SimTime start, end;
-  OpKind kind = OpKind::kOther;
-  uint64_t bytes = 0, comm = 0, seq = 0;
+  /// An op made of parts (a CUDA graph launch runs its nodes): `run` appends one record per part (a kernel, a copy,
+  /// a collective of the graph) with its own start and end, and the lane records and counts them like ops of its
+  /// own after the op itself, so the trace shows a graph's kernels and the report counts them as compute.
+  std::shared_ptr<std::vector<OpRecord>> parts;
 };
 
 
