@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* module_launch: what a JIT (Triton, Inductor) does with the driver API, as a plain C program (cuda.h, -lcuda).
    Loads a cubin built by nvcc twice (cuModuleLoadData from memory, cuModuleLoad from the file), looks its kernels
-   up by name (a __device__ function and an unknown name are not found), and launches one with cuLaunchKernelEx and
+   up by name (a __device__ function and an unknown name are not found), reads a kernel's parameter layout
+   (cuFuncGetParamInfo), and launches one with cuLaunchKernelEx and
    the attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what
    the driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative
    grid larger than the device holds, a missing file. Then it launches N more times with cuLaunchKernel, freeing a
@@ -106,6 +107,22 @@ int main(int argc, char** argv) {
   CHECK(cuModuleGetFunction(&g, mod, "triton_red_fused_sum_1"));
   EXPECT(cuModuleGetFunction(&g, mod, "_Z5twicef"), CUDA_ERROR_NOT_FOUND); /* a __device__ function */
   EXPECT(cuModuleGetFunction(&g, mod, "triton_missing"), CUDA_ERROR_NOT_FOUND);
+  /* The parameter layout nvcc laid out (float*, const float*, int): offsets 0, 8, 16; sizes 8, 8, 4. */
+  {
+    size_t off = 99, size = 99, want_off[3] = {0, 8, 16}, want_size[3] = {8, 8, 4};
+    int p;
+    for (p = 0; p < 3; ++p) {
+      CHECK(cuFuncGetParamInfo(f, (size_t)p, &off, &size));
+      if (off != want_off[p] || size != want_size[p]) {
+        fprintf(stderr, "FAIL parameter %d at %zu size %zu, expected %zu size %zu\n", p, off, size, want_off[p],
+                want_size[p]);
+        ++failed;
+      }
+    }
+    CHECK(cuFuncGetParamInfo(f, 2, &off, NULL)); /* the size is optional */
+    EXPECT(cuFuncGetParamInfo(f, 3, &off, &size), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuFuncGetParamInfo(f, 0, NULL, &size), CUDA_ERROR_INVALID_VALUE);
+  }
   CHECK(cuModuleLoad(&from_file, argv[1]));
   CHECK(cuModuleGetFunction(&g, from_file, kKernel));
   EXPECT(cuModuleLoad(&none, "/nonexistent/kernels.cubin"), CUDA_ERROR_FILE_NOT_FOUND);

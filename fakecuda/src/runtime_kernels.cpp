@@ -52,9 +52,10 @@ const Kernel* ModuleRegistry::from_handle(const void* handle) {
   return r.handles_.count(handle) ? static_cast<const Kernel*>(handle) : nullptr;
 }
 
-const Kernel* ModuleRegistry::add_handle_kernel(std::string name) {
+const Kernel* ModuleRegistry::add_handle_kernel(std::string name, std::vector<KernelParam> params) {
   auto k = std::make_unique<Kernel>();
   k->name = std::move(name);
+  k->params = std::move(params);
   k->host_stub = k.get();
   const Kernel* p = k.get();
   std::unique_lock lk(mu_);
@@ -97,6 +98,47 @@ void ModuleRegistry::attach(MemoryRegistry* memory) {
   for (auto& [p, n] : vars_) memory->add(variable_range(p, n));
 }
 
+namespace {
+// An 8-byte argument below this that is not an address Genie knows is an integer (an element count); user-space
+// addresses on x86-64 lie far above it.
+constexpr uint64_t kLargestIntOperand = uint64_t{1} << 40;
+}  // namespace
+
+double Runtime::launch_operand_bytes(const Kernel& k, const KernelShape& shape, void* const* args) {
+  const CostModel::OperandRule rule = cost_->operand_rule(k.name);
+  if (rule == CostModel::OperandRule::kNone) return 0;
+  // Each parameter as the cubin lays it out: an 8-byte value inside device memory is a pointer operand (its extent
+  // to the end of the allocation); 4-byte values, and 8-byte values that point nowhere, are integers. Scratch
+  // pointers Triton appends are null: neither.
+  std::vector<uint64_t> extents;
+  std::vector<uintptr_t> seen;
+  std::vector<int64_t> ints;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const KernelParam& p = k.params[i];
+    if (args[i] == nullptr) return 0;
+    if (p.size == 4) {
+      int32_t v;
+      std::memcpy(&v, args[i], 4);
+      ints.push_back(v);
+    } else if (p.size == 8) {
+      uint64_t v;
+      std::memcpy(&v, args[i], 8);
+      if (v == 0) continue;
+      auto a = memory_.find(reinterpret_cast<const void*>(v));
+      if (a) {
+        const bool device = a->kind != MemKind::kHostPinned && a->kind != MemKind::kHostRegistered;
+        if (device && std::find(seen.begin(), seen.end(), v) == seen.end()) {
+          seen.push_back(v);
+          extents.push_back(a->base + a->size - v);
+        }
+      } else if (v < kLargestIntOperand) {  // larger: an address outside Genie's memory (pageable host memory)
+        ints.push_back(static_cast<int64_t>(v));
+      }
+    }
+  }
+  return operand_bytes(rule, shape, extents, ints);
+}
+
 Status Runtime::launch_kernel(const Kernel& k, const KernelShape& launch_shape, Stream& s, void* const* args) {
   KernelShape shape = launch_shape;
   if (args != nullptr) {  // a row-wise kernel whose row length is an argument (cost_model.hpp, row_argument)
@@ -112,6 +154,7 @@ Status Runtime::launch_kernel(const Kernel& k, const KernelShape& launch_shape, 
       }
       shape.row_length = v > 0 ? v : 0;
     }
+    if (!k.params.empty()) shape.operand_bytes = launch_operand_bytes(k, shape, args);
   }
   for (int i = 0; i < 3; ++i)
     if (shape.grid[i] == 0 || shape.block[i] == 0) return invalid_argument("zero grid or block dimension");

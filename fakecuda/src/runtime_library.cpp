@@ -15,8 +15,12 @@ Result<CodeLibrary*> Runtime::load_library(const void* image) {
   auto lib = std::make_shared<CodeLibrary>();
   lib->image = std::move(code);
   // A library's kernels exist from the load, as cudaLibraryGetKernelCount and cudaLibraryEnumerateKernels show.
-  for (const std::string& name : lib->image.entries)
-    lib->kernels.emplace(name, ModuleRegistry::instance().add_handle_kernel(name));
+  for (const std::string& name : lib->image.entries) {
+    auto params = lib->image.params.find(name);
+    lib->kernels.emplace(name, ModuleRegistry::instance().add_handle_kernel(
+                                   name, params != lib->image.params.end() ? params->second
+                                                                           : std::vector<KernelParam>{}));
+  }
   CodeLibrary* p = lib.get();
   std::lock_guard lk(objects_mu_);
   libraries_.emplace(p, std::move(lib));

@@ -64,6 +64,54 @@ TEST(CodeImage, LinkedImageLoadsWithAnyName) {
 
 // A fat binary as `nvcc --fatbin` lays it out: a 16-byte header (magic, version, header size, size of the entries),
 // then entries of a 64-byte header (kind, header size, payload size, flags at offset 48) and the payload.
+// The ".nv.info.triton_poi_fused_clone_t_18" section of a cubin ptxas 13.0 wrote for an Inductor kernel
+// (in_ptr0, out_ptr0, xnumel, global_scratch, profile_scratch), byte for byte: KPARAM_INFO attributes in reverse
+// order among other attributes of both formats.
+const std::vector<unsigned char> kTritonKernelInfo = {
+    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00,                                                  // CUDA API
+    0x04, 0x17, 0x0c, 0x00, 0, 0, 0, 0, 0x04, 0x00, 0x20, 0x00, 0x00, 0xf4, 0x21, 0x00,              // #4 @32, 8
+    0x04, 0x17, 0x0c, 0x00, 0, 0, 0, 0, 0x03, 0x00, 0x18, 0x00, 0x00, 0xf4, 0x21, 0x00,              // #3 @24, 8
+    0x04, 0x17, 0x0c, 0x00, 0, 0, 0, 0, 0x02, 0x00, 0x10, 0x00, 0x00, 0xf0, 0x11, 0x00,              // #2 @16, 4
+    0x04, 0x17, 0x0c, 0x00, 0, 0, 0, 0, 0x01, 0x00, 0x08, 0x00, 0x00, 0xf4, 0x21, 0x00,              // #1 @8, 8
+    0x04, 0x17, 0x0c, 0x00, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf4, 0x21, 0x00,              // #0 @0, 8
+    0x03, 0x50, 0x00, 0x00, 0x03, 0x1b, 0xff, 0x00, 0x03, 0x5f, 0x01, 0x01,                          // 16-bit values
+    0x04, 0x1c, 0x08, 0x00, 0xa0, 0x01, 0x00, 0x00, 0xd0, 0x01, 0x00, 0x00,                          // exit offsets
+    0x04, 0x10, 0x0c, 0x00, 0x80, 0, 0, 0, 0x01, 0, 0, 0, 0x01, 0, 0, 0,                             // max threads
+    0x03, 0x19, 0x28, 0x00,                                                                          // CBANK size
+    0x04, 0x0a, 0x08, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x10, 0x02, 0x28, 0x00,                          // PARAM_CBANK
+    0x04, 0x36, 0x04, 0x00, 0x08, 0x00, 0x00, 0x00};
+
+TEST(CodeImage, KernelInfoGivesTheParameterLayout) {
+  ASSERT_EQ(kTritonKernelInfo.size(), 152u);  // the section's size in the cubin
+  std::vector<KernelParam> p = read_kernel_params(kTritonKernelInfo.data(), kTritonKernelInfo.size());
+  ASSERT_EQ(p.size(), 5u);
+  const uint32_t offsets[] = {0, 8, 16, 24, 32}, sizes[] = {8, 8, 4, 8, 8};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(p[i].offset, offsets[i]) << i;
+    EXPECT_EQ(p[i].size, sizes[i]) << i;
+  }
+}
+
+TEST(CodeImage, IncompleteOrMalformedKernelInfoGivesNoLayout) {
+  auto read = [](std::vector<unsigned char> v) { return read_kernel_params(v.data(), v.size()).size(); };
+  std::vector<unsigned char> v = kTritonKernelInfo;
+  EXPECT_EQ(read(std::vector<unsigned char>(v.begin(), v.begin() + 8)), 0u);  // no KPARAM_INFO at all
+  EXPECT_EQ(read(std::vector<unsigned char>(v.begin(), v.begin() + 30)), 0u);  // cut inside an attribute
+  std::vector<unsigned char> gap = v;
+  gap.erase(gap.begin() + 8 + 2 * 16, gap.begin() + 8 + 3 * 16);  // parameter 2 missing
+  EXPECT_EQ(read(gap), 0u);
+  std::vector<unsigned char> twice = v;
+  twice[8 + 16 + 8] = 0x04;  // parameter 3's entry says 4 again
+  EXPECT_EQ(read(twice), 0u);
+  std::vector<unsigned char> big = v;
+  big[2] = 0xff;  // a payload size past the end
+  EXPECT_EQ(read(big), 0u);
+  std::vector<unsigned char> junk = v;
+  junk[0] = 0x09;  // no such format
+  EXPECT_EQ(read(junk), 0u);
+  EXPECT_EQ(read({}), 0u);
+}
+
 std::vector<unsigned char> fatbin_with(uint16_t kind, const std::string& payload, uint64_t flags) {
   constexpr size_t kHeader = 16, kEntryHeader = 64;
   std::vector<unsigned char> fat(kHeader + kEntryHeader + payload.size(), 0);

@@ -72,5 +72,30 @@ TEST(KernelTable, BadTablesNameTheFileAndPath) {
   EXPECT_NE(missing.status().message().find("/nonexistent.json"), std::string::npos);
 }
 
+TEST(OperandBytes, EachOperandReachesItsExtentOrTheElementsTheArgumentsGive) {
+  using Rule = CostModel::OperandRule;
+  KernelShape shape;
+  shape.grid[0] = 100;
+  shape.block[0] = 128;  // 12800 threads
+  const uint64_t big = uint64_t{1} << 30;
+  // Pointwise: elements = the last integer argument (a size symbol ks0 = 7 before it is not one).
+  EXPECT_EQ(operand_bytes(Rule::kTritonPointwise, shape, {big, big}, {7, 1000}), 2 * 1000 * kOperandElemBytes);
+  EXPECT_EQ(operand_bytes(Rule::kTritonPointwise, shape, {big, 100}, {1000}), 1000 * kOperandElemBytes + 100);
+  // On a 2-D grid, ynumel x xnumel.
+  KernelShape grid2 = shape;
+  grid2.grid[1] = 4;
+  EXPECT_EQ(operand_bytes(Rule::kTritonPointwise, grid2, {big}, {64, 1000}), 64 * 1000 * kOperandElemBytes);
+  // Reduction: xnumel x r0_numel for every operand (the output is bounded by its allocation).
+  EXPECT_EQ(operand_bytes(Rule::kTritonReduction, shape, {big, 4096}, {64, 1000}),
+            64 * 1000 * kOperandElemBytes + 4096);
+  // No integer argument, or another kernel: elements from the launch shape.
+  EXPECT_EQ(operand_bytes(Rule::kTritonPointwise, shape, {big}, {}), 12800 * kOperandElemsPerThread * kOperandElemBytes);
+  EXPECT_EQ(operand_bytes(Rule::kLaunchShape, shape, {big, big}, {5}),
+            2 * 12800 * kOperandElemsPerThread * kOperandElemBytes);
+  // No device pointer, or a model that does not use operands: unknown.
+  EXPECT_EQ(operand_bytes(Rule::kTritonPointwise, shape, {}, {1000}), 0.0);
+  EXPECT_EQ(operand_bytes(Rule::kNone, shape, {big}, {1000}), 0.0);
+}
+
 }  // namespace
 }  // namespace genie::fakecuda

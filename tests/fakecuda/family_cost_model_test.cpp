@@ -60,6 +60,36 @@ TEST(FamilyCostModel, ElementwiseBytesFromTheLaunchShape) {
   EXPECT_NEAR(twice / (expected_ns - p.fixed_ns), 2.0, 1e-4);
 }
 
+TEST(FamilyCostModel, TritonAndUnknownKernelsAreCostedByTheirOperandsWhenKnown) {
+  // System: Triton kernels by prefix (a fused layer norm is a Triton reduction, not ATen's normalization family), an
+  // unknown kernel, a known ATen one and a tabled name. Expectation: the first three read their operands and take
+  // fixed + operand bytes / (HBM x elementwise efficiency); ATen's and the tabled one's launches ignore them.
+  using Rule = CostModel::OperandRule;
+  auto table = parse_kernel_table(R"({"kernels": [{"name": "triton_poi_tabled", "duration_us": 7}]})", "t.json");
+  ASSERT_TRUE(table.is_ok());
+  FamilyCostModel m = model(table.value());
+  EXPECT_EQ(m.operand_rule("triton_poi_fused_gelu_view_9"), Rule::kTritonPointwise);
+  EXPECT_EQ(m.operand_rule("triton_per_fused_native_layer_norm_0"), Rule::kTritonReduction);
+  EXPECT_EQ(m.operand_rule("triton_red_fused_sum_2"), Rule::kTritonReduction);
+  EXPECT_EQ(m.operand_rule("my_jit_kernel"), Rule::kLaunchShape);
+  EXPECT_EQ(m.operand_rule(kAddFloat), Rule::kNone);
+  EXPECT_EQ(m.operand_rule("triton_poi_tabled"), Rule::kNone);
+  KernelShape s = shape(1024, 128);
+  s.operand_bytes = 100e6;
+  KernelEstimate e = m.explain_kernel("triton_poi_fused_gelu_view_9", s);
+  EXPECT_TRUE(e.from_operands);
+  EXPECT_EQ(e.bytes, 100e6);
+  const CostParams& p = m.params();
+  const double want_ns =
+      p.memory.fixed_ns + 100e6 / (h200().hbm_bw_bytes_per_s * p.memory.elementwise_efficiency) * 1e9;
+  EXPECT_NEAR(static_cast<double>(m.kernel("triton_poi_fused_gelu_view_9", s).count_ns()), want_ns, 1.0);
+  // The cache tells launches apart by their operands.
+  KernelShape half = s;
+  half.operand_bytes = 50e6;
+  EXPECT_LT(m.kernel("triton_poi_fused_gelu_view_9", half), m.kernel("triton_poi_fused_gelu_view_9", s));
+  EXPECT_FALSE(m.explain_kernel(kAddFloat, s).from_operands);
+}
+
 TEST(FamilyCostModel, CopiesFollowTheCalibration) {
   // tests/data/calibration/h200/device.json: pinned H2D of 256 MiB took 4863 us, D2D of 256 MiB 131.3 us,
   // pageable H2D of 256 MiB 13996 us (pinned is always faster).

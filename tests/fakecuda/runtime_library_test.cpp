@@ -10,7 +10,7 @@
 namespace genie::fakecuda {
 namespace {
 
-RuntimeOptions test_options() {
+RuntimeOptions library_test_options() {
   RuntimeOptions o;
   o.spec = load_device_spec("h200").value();
   o.device_count = 1;
@@ -18,7 +18,7 @@ RuntimeOptions test_options() {
   return o;
 }
 
-constexpr char kPtx[] = R"(.version 9.0
+constexpr char kLibraryPtx[] = R"(.version 9.0
 .target sm_90
 .global .align 4 .b8 counter[16];
 .visible .entry add_one(.param .u64 p0) { ret; }
@@ -26,8 +26,8 @@ constexpr char kPtx[] = R"(.version 9.0
 )";
 
 TEST(RuntimeLibrary, KernelsExistFromTheLoadAndLaunchLikeRegisteredOnes) {
-  Runtime rt(test_options());
-  auto lib = rt.load_library(kPtx);
+  Runtime rt(library_test_options());
+  auto lib = rt.load_library(kLibraryPtx);
   ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
   EXPECT_EQ(rt.resolve_library(lib.value()), lib.value());
   std::vector<const Kernel*> all = rt.library_kernels(*lib.value());
@@ -61,8 +61,8 @@ TEST(RuntimeLibrary, KernelsExistFromTheLoadAndLaunchLikeRegisteredOnes) {
 }
 
 TEST(RuntimeLibrary, UnloadInvalidatesKernelsAndFreesVariables) {
-  Runtime rt(test_options());
-  CodeLibrary* lib = rt.load_library(kPtx).value();
+  Runtime rt(library_test_options());
+  CodeLibrary* lib = rt.load_library(kLibraryPtx).value();
   const Kernel* k = rt.library_kernel(*lib, "add_one").value();
   auto g = rt.library_global(*lib, "counter");
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
@@ -81,8 +81,67 @@ TEST(RuntimeLibrary, UnloadInvalidatesKernelsAndFreesVariables) {
   EXPECT_FALSE(rt.unload_library(lib).is_ok());
 }
 
+/// Duration of one launch of `k` with `args` on a fresh stream (a backlog hides the host's launch cost), in ms.
+double launch_ms(Runtime& rt, const Kernel& k, const KernelShape& shape, void* const* args) {
+  Stream* s = rt.create_stream(0, kStreamNonBlocking, 0);
+  Event* e0 = rt.create_event(0);
+  Event* e1 = rt.create_event(0);
+  sched::OpSpec backlog;
+  backlog.duration = SimTime::ms(1);
+  EXPECT_TRUE(rt.submit(*s, backlog).is_ok());
+  EXPECT_TRUE(rt.record_event(*e0, *s).is_ok());
+  EXPECT_TRUE(rt.launch_kernel(k, shape, *s, args).is_ok());
+  EXPECT_TRUE(rt.record_event(*e1, *s).is_ok());
+  EXPECT_TRUE(rt.synchronize_event(*e1).is_ok());
+  return rt.elapsed_ms(*e0, *e1).value();
+}
+
+TEST(RuntimeLibrary, AKernelWithAKnownParameterLayoutIsCostedByItsOperands) {
+  // System: a Triton pointwise kernel (in_ptr0, out_ptr0, xnumel, scratch) whose layout the cubin gave, launched
+  // over 2^20 elements of two 2 MiB bf16 tensors (each alone in its allocation) with a grid of 1024 x 128 threads.
+  // Expectation: it moves 2 x 2 MiB (each operand bounded by its allocation, below 2^20 x 4 bytes), so it takes the
+  // family's time for 4 MiB; the launch-shape rule (8 elements x 3 streams x 4 bytes per thread: 12 MiB) gives
+  // another. A launch without arguments, a kernel without a layout and a pointer outside device memory fall back to
+  // the launch shape; an integer argument changes the elements (a smaller xnumel caps each operand).
+  Runtime rt(library_test_options());
+  Kernel k;
+  k.name = "triton_poi_fused_add_0";
+  k.params = {{0, 8}, {8, 8}, {16, 4}, {24, 8}};
+  constexpr size_t kBytes = size_t{2} << 20;
+  void* in = rt.device_alloc(0, kBytes).value();
+  void* out = rt.device_alloc(0, kBytes).value();
+  int32_t xnumel = 1 << 20;
+  void* scratch = nullptr;
+  void* args[4] = {&in, &out, &xnumel, &scratch};
+  KernelShape shape;
+  shape.grid[0] = 1024;
+  shape.block[0] = 128;
+  KernelShape by_operands = shape;
+  by_operands.operand_bytes = 2.0 * kBytes;
+  const double want = rt.cost_model().kernel(k.name, by_operands).to_ms();
+  const double by_shape = rt.cost_model().kernel(k.name, shape).to_ms();
+  EXPECT_EQ(rt.launch_operand_bytes(k, shape, args), 2.0 * kBytes);
+  EXPECT_NEAR(launch_ms(rt, k, shape, args), want, 1e-6);
+  EXPECT_GT(by_shape - want, 0.0015);  // 12 MiB against 4 MiB: about 1.9 us more at the fitted bandwidth
+  EXPECT_NEAR(launch_ms(rt, k, shape, nullptr), by_shape, 1e-6);
+  Kernel bare = k;
+  bare.params.clear();
+  EXPECT_NEAR(launch_ms(rt, bare, shape, args), by_shape, 1e-6);
+  int host = 0;
+  void* host_ptr = &host;
+  void* host_args[4] = {&host_ptr, &host_ptr, &xnumel, &scratch};
+  EXPECT_EQ(rt.launch_operand_bytes(k, shape, host_args), 0.0);
+  xnumel = 1000;
+  EXPECT_EQ(rt.launch_operand_bytes(k, shape, args), 2.0 * 1000 * kOperandElemBytes);
+  // The same pointer twice is one operand.
+  void* same_args[4] = {&in, &in, &xnumel, &scratch};
+  EXPECT_EQ(rt.launch_operand_bytes(k, shape, same_args), 1000 * kOperandElemBytes);
+  ASSERT_TRUE(rt.free_memory(in, false).is_ok());
+  ASSERT_TRUE(rt.free_memory(out, false).is_ok());
+}
+
 TEST(RuntimeLibrary, ImageOfUnknownNamesTakesAnyKernelName) {
-  Runtime rt(test_options());
+  Runtime rt(library_test_options());
   std::string linked = std::string(kLinkedImageTag) + '\0' + "inputs";
   CodeLibrary* lib = rt.load_library(linked.data()).value();
   EXPECT_TRUE(rt.library_kernels(*lib).empty());

@@ -57,6 +57,35 @@ const char* copy_kind_name(CopyKind k) {
   return "?";
 }
 
+double operand_bytes(CostModel::OperandRule rule, const KernelShape& shape, const std::vector<uint64_t>& extents,
+                     const std::vector<int64_t>& ints) {
+  using Rule = CostModel::OperandRule;
+  if (rule == Rule::kNone || extents.empty()) return 0;
+  // Elements per operand. Inductor's Triton kernels take their element counts last among the integer arguments
+  // (pointers, size symbols ks0..., then xnumel [, r0_numel]: torch/_inductor/codegen/triton.py); a 2-D pointwise
+  // kernel (ynumel, xnumel) launches a 2-D grid.
+  auto last = [&](size_t i) -> double {  // the i-th integer argument from the end (0: the last), 1 when absent
+    return i < ints.size() ? static_cast<double>(std::max<int64_t>(ints[ints.size() - 1 - i], 1)) : 1.0;
+  };
+  double elements;
+  switch (rule) {
+    case Rule::kTritonPointwise:
+      elements = ints.empty() ? 0 : last(0) * (shape.grid[1] > 1 ? last(1) : 1.0);
+      break;
+    case Rule::kTritonReduction:
+      elements = ints.empty() ? 0 : last(0) * last(1);
+      break;
+    default:
+      elements = 0;
+      break;
+  }
+  if (elements <= 0) elements = static_cast<double>(shape.threads()) * kOperandElemsPerThread;
+  const double cap = elements * kOperandElemBytes;
+  double bytes = 0;
+  for (uint64_t e : extents) bytes += std::min(static_cast<double>(e), cap);
+  return bytes;
+}
+
 Result<KernelTable> parse_kernel_table(const std::string& text, const std::string& origin) {
   nlohmann::json doc;
   try {

@@ -63,6 +63,7 @@ struct RowSlot {
   const char* ptr = nullptr;
   size_t len = 0;
   CostModel::RowArgument value;
+  CostModel::OperandRule operands = CostModel::OperandRule::kNone;
   std::string name;
 };
 constexpr size_t kRowSlots = 256;
@@ -154,6 +155,9 @@ KernelEstimate FamilyCostModel::explain_kernel(std::string_view name, const Kern
       const double rows = static_cast<double>(shape.grid[0]) * shape.grid[1] * shape.grid[2] *
                           std::max(1, k.block_m > 0 ? k.block_m : 64);
       e.bytes = rows * std::max(64, k.head_dim) * (2.0 * k.elem_bytes + 4.0);
+    } else if (k.operands != OperandRule::kNone && shape.operand_bytes > 0) {
+      e.bytes = shape.operand_bytes;  // what its pointer arguments reach (CostModel::operand_rule)
+      e.from_operands = true;
     } else {
       e.bytes = cost::kernel_bytes(k, shape);
     }
@@ -177,6 +181,7 @@ SimTime FamilyCostModel::kernel(std::string_view name, const KernelShape& shape)
   h = mix(h, (uint64_t{shape.grid[1]} << 40) ^ (uint64_t{shape.grid[2]} << 20) ^ shape.block[1] ^
                  (uint64_t{shape.block[2]} << 10));
   h = mix(h, shape.shared_mem ^ (static_cast<uint64_t>(shape.row_length) << 24));
+  h = mix(h, static_cast<uint64_t>(shape.operand_bytes));
   KernelSlot& s = c.kernels[h & (kKernelSlots - 1)];
   if (s.model == id_ && s.ptr == name.data() && s.len == name.size() && s.shape == shape &&
       std::memcmp(s.name.data(), name.data(), name.size()) == 0)
@@ -191,23 +196,37 @@ SimTime FamilyCostModel::kernel(std::string_view name, const KernelShape& shape)
   return v;
 }
 
-CostModel::RowArgument FamilyCostModel::row_argument(std::string_view name) const {
+// What the launch arguments of `name` are read for (row_argument, operand_rule), cached per thread and name.
+FamilyCostModel::ArgumentUse FamilyCostModel::argument_use(std::string_view name) const {
   ThreadCache& c = thread_cache();
   RowSlot& s = c.rows[mix(reinterpret_cast<uintptr_t>(name.data()), name.size()) & (kRowSlots - 1)];
   if (s.model == id_ && s.ptr == name.data() && s.len == name.size() &&
       std::memcmp(s.name.data(), name.data(), name.size()) == 0)
-    return s.value;
+    return {s.value, s.operands};
   const NameInfo& ni = info_for(name);
   RowArgument v;
+  OperandRule o = OperandRule::kNone;
   // A measured table entry for the name wins over the family, so its launches need no argument.
-  if (ni.info.row_arg_index >= 0 && !ni.has_any_shape && ni.shaped.empty())
-    v = {ni.info.row_arg_index, ni.info.row_arg_bytes};
+  const bool tabled = ni.has_any_shape || !ni.shaped.empty();
+  if (!tabled) {
+    if (ni.info.row_arg_index >= 0) v = {ni.info.row_arg_index, ni.info.row_arg_bytes};
+    o = ni.info.operands;
+  }
   s.model = id_;
   s.ptr = name.data();
   s.len = name.size();
   s.name.assign(name.data(), name.size());
   s.value = v;
-  return v;
+  s.operands = o;
+  return {v, o};
+}
+
+CostModel::RowArgument FamilyCostModel::row_argument(std::string_view name) const {
+  return argument_use(name).row;
+}
+
+CostModel::OperandRule FamilyCostModel::operand_rule(std::string_view name) const {
+  return argument_use(name).operands;
 }
 
 SimTime FamilyCostModel::uncached_gemm(const GemmShape& shape) const {

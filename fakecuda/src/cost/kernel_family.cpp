@@ -253,7 +253,27 @@ const char* kernel_family_name(KernelFamily f) {
   return "?";
 }
 
+namespace {
+KernelInfo classify_by_name(std::string_view name);
+}  // namespace
+
 KernelInfo classify_kernel(std::string_view name) {
+  KernelInfo k = classify_by_name(name);
+  // Costed by their operands when the launch's parameter layout is known (CostModel::operand_rule): Inductor's
+  // Triton kernels by their prefix (a fused layer norm is still a Triton reduction), and every kernel no rule knows.
+  using Rule = CostModel::OperandRule;
+  const std::string_view d = k.demangled;
+  if (d.rfind("triton_poi_", 0) == 0)
+    k.operands = Rule::kTritonPointwise;
+  else if (d.rfind("triton_red_", 0) == 0 || d.rfind("triton_per_", 0) == 0)
+    k.operands = Rule::kTritonReduction;
+  else if (k.family == KernelFamily::kUnknown)
+    k.operands = Rule::kLaunchShape;
+  return k;
+}
+
+namespace {
+KernelInfo classify_by_name(std::string_view name) {
   KernelInfo k;
   k.demangled = demangle(name);
   std::string_view d = k.demangled;
@@ -406,6 +426,8 @@ KernelInfo classify_kernel(std::string_view name) {
   }
   return k;
 }
+
+}  // namespace
 
 double kernel_bytes(const KernelInfo& info, const KernelShape& shape) {
   if (info.row_arg_index >= 0 && shape.row_length > 0) {  // one block per row, the row read from the arguments

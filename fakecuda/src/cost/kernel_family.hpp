@@ -39,6 +39,8 @@ struct KernelInfo {
   /// size in bytes (-1: none). With the row read at launch, a launch moves rows x row x row_streams elements.
   int row_arg_index = -1, row_arg_bytes = 0;
   double row_streams = 0;
+  /// How a launch with a known parameter layout is costed from its operands (Triton kernels, unknown kernels).
+  CostModel::OperandRule operands = CostModel::OperandRule::kNone;
 };
 
 /// Classifies `name` (mangled or demangled). Pure: no caching.

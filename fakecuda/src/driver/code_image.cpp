@@ -62,6 +62,18 @@ struct FatbinWrapper {  // __fatBinC_Wrapper_t
 };
 #pragma pack(pop)
 
+// Kernel info attributes (".nv.info.<kernel>" sections, type SHT_CUDA_INFO): each is a format byte, an attribute
+// byte and, for EIFMT_SVAL, a 16-bit payload size and the payload; the other formats carry a 16-bit value. Layout
+// as cuobjdump -elf prints it and as the cubins ptxas 13.0 writes for Triton kernels (checked by hand:
+// "EIATTR_KPARAM_INFO Index 0 Ordinal 2 Offset 0x10 Size 0x4").
+constexpr uint32_t kShtCudaInfo = 0x70000000u;
+constexpr unsigned char kEifmtSval = 0x04;
+constexpr unsigned char kEiattrKparamInfo = 0x17;
+// The KPARAM_INFO payload: u32 index, u16 ordinal, u16 offset, u32 flags whose bits 18-31 are the size in bytes.
+constexpr size_t kKparamInfoBytes = 12;
+constexpr unsigned kKparamSizeShift = 18;
+constexpr uint32_t kKparamSizeMask = 0x3fff;
+
 /// Copies `n` bytes at `src` in this process into `dst`, or returns false when any of them is not mapped
 /// (process_vm_readv reports EFAULT where a plain read would fault).
 bool copy_mapped(void* dst, const void* src, size_t n) {
@@ -182,6 +194,16 @@ bool read_elf(const unsigned char* image, CodeImage* out) {
     section_names.push_back(str_at(names, h.sh_name));
     sections.insert(section_names.back());
   }
+  // Kernel info: the parameter layout of each kernel.
+  static constexpr std::string_view kInfoPrefix = ".nv.info.";
+  for (size_t i = 0; i < sh.size(); ++i) {
+    const std::string& sec = section_names[i];
+    if (sh[i].sh_type != kShtCudaInfo || sec.size() <= kInfoPrefix.size() || sec.rfind(kInfoPrefix, 0) != 0) continue;
+    std::vector<char> info;
+    if (!bytes_of(sh[i], &info)) continue;
+    auto params = read_kernel_params(reinterpret_cast<const unsigned char*>(info.data()), info.size());
+    if (!params.empty()) out->params[sec.substr(kInfoPrefix.size())] = std::move(params);
+  }
   for (const Elf64_Shdr& h : sh) {
     if (h.sh_type != SHT_SYMTAB || h.sh_entsize != sizeof(Elf64_Sym) || h.sh_link >= sh.size()) continue;
     std::vector<char> syms, strs;
@@ -216,6 +238,40 @@ bool read_elf(const unsigned char* image, CodeImage* out) {
 }
 
 }  // namespace
+
+std::vector<KernelParam> read_kernel_params(const unsigned char* info, size_t n) {
+  std::map<uint32_t, KernelParam> by_ordinal;
+  size_t p = 0;
+  while (p + 4 <= n) {
+    const unsigned char fmt = info[p], attr = info[p + 1];
+    if (fmt == 0 || fmt > kEifmtSval) return {};  // not an attribute list
+    if (fmt != kEifmtSval) {
+      p += 4;
+      continue;
+    }
+    uint16_t size = 0;
+    std::memcpy(&size, info + p + 2, 2);
+    if (size > n - p - 4) return {};
+    const unsigned char* payload = info + p + 4;
+    if (attr == kEiattrKparamInfo) {
+      if (size < kKparamInfoBytes) return {};
+      uint16_t ordinal = 0, offset = 0;
+      uint32_t flags = 0;
+      std::memcpy(&ordinal, payload + 4, 2);
+      std::memcpy(&offset, payload + 6, 2);
+      std::memcpy(&flags, payload + 8, 4);
+      const uint32_t bytes = (flags >> kKparamSizeShift) & kKparamSizeMask;
+      if (bytes == 0 || !by_ordinal.emplace(ordinal, KernelParam{offset, bytes}).second) return {};
+    }
+    p += 4 + size;
+  }
+  std::vector<KernelParam> out;
+  for (const auto& [ordinal, param] : by_ordinal) {
+    if (ordinal != out.size()) return {};  // a gap: the layout is incomplete
+    out.push_back(param);
+  }
+  return out;
+}
 
 bool read_fatbin(const unsigned char* fatbin, size_t size, CodeImage* out) {
   FatbinHeader fh;

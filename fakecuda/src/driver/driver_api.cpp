@@ -71,6 +71,7 @@ const EntryPoint kEntryPoints[] = {
     E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
     E(cuDriverGetVersion, 2020, cuDriverGetVersion),
     E(cuFuncGetAttribute, 2020, cuFuncGetAttribute),
+    E(cuFuncGetParamInfo, 12040, cuFuncGetParamInfo),
     E(cuFuncSetAttribute, 9000, cuFuncSetAttribute),
     E(cuFuncSetCacheConfig, 3000, cuFuncSetCacheConfig),
     E(cuGetErrorName, 6000, cuGetErrorName),

@@ -66,6 +66,7 @@ struct Module {
   uint32_t magic = kMagic;
   bool names_known = false;  ///< PTX image: only its .entry names resolve
   std::set<std::string> entries;
+  std::map<std::string, std::vector<KernelParam>> params;  ///< cubin kernel info (CodeImage::params)
   std::map<std::string, Function*> functions;
 };
 
@@ -101,6 +102,7 @@ CUresult load(const char* fn, CUmodule* module, const void* image) {
   if (!code.is_ok()) return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
   m->names_known = code->names_known;
   m->entries = std::move(code->entries);
+  m->params = std::move(code->params);
   Registry& reg = registry();
   std::lock_guard lk(reg.mu);
   Module* raw = m.release();
@@ -232,6 +234,7 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
       if (m->names_known && !m->entries.count(name)) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
       auto* f = new Function();
       f->kernel.name = name;
+      if (auto p = m->params.find(name); p != m->params.end()) f->kernel.params = p->second;
       f->module = m;
       f->max_dynamic_smem = default_max_dynamic_smem(r->device(c->device).spec());
       it = m->functions.emplace(name, f).first;
@@ -290,6 +293,25 @@ CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfu
       default:
         return reject(fn, "attrib");
     }
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t* offset, size_t* size) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (offset == nullptr) return reject(fn, "paramOffset");
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    Function* f = function_locked(func);
+    if (f == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
+    // The layout comes from the cubin's kernel info (code_image.cpp); a kernel of a PTX image or of a compressed
+    // fat binary has none we could read.
+    if (f->kernel.params.empty())
+      return reject(fn, "func (its image gives no parameter layout: PTX text or a compressed fat binary)",
+                    CUDA_ERROR_NOT_SUPPORTED);
+    if (index >= f->kernel.params.size()) return reject(fn, "paramIndex (not less than the kernel's parameters)");
+    *offset = f->kernel.params[index].offset;
+    if (size != nullptr) *size = f->kernel.params[index].size;
     return CUDA_SUCCESS;
   });
 }

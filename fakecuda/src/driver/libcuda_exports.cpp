@@ -177,6 +177,8 @@ GENIE_CU_FORWARD(cuModuleLoadFatBinary, cuModuleLoadFatBinary, (CUmodule * m, co
 GENIE_CU_FORWARD(cuModuleUnload, cuModuleUnload, (CUmodule m), (m))
 GENIE_CU_FORWARD(cuModuleGetFunction, cuModuleGetFunction, (CUfunction * f, CUmodule m, const char* name), (f, m, name))
 GENIE_CU_FORWARD(cuFuncGetAttribute, cuFuncGetAttribute, (int* pi, CUfunction_attribute a, CUfunction f), (pi, a, f))
+GENIE_CU_FORWARD(cuFuncGetParamInfo, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t* offset, size_t* size),
+                 (f, i, offset, size))
 GENIE_CU_FORWARD(cuFuncSetAttribute, cuFuncSetAttribute, (CUfunction f, CUfunction_attribute a, int v), (f, a, v))
 GENIE_CU_FORWARD(cuFuncSetCacheConfig, cuFuncSetCacheConfig, (CUfunction f, CUfunc_cache c), (f, c))
 GENIE_CU_FORWARD(cuLaunchKernel, cuLaunchKernel,

@@ -24,6 +24,13 @@ struct CodeVariable {
   std::vector<unsigned char> init;
 };
 
+/// One parameter of a kernel as its cubin's kernel info describes it (the EIATTR_KPARAM_INFO attribute of the
+/// ".nv.info.<kernel>" section): where it lies in the parameter buffer and its size in bytes.
+struct KernelParam {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
 /// What a code image defines, as the driver reads it for cuModuleLoadData and cudaLibraryLoadData.
 struct CodeImage {
   /// True when the image's kernel names could be read (a cubin, PTX text, or a fat binary with an uncompressed
@@ -32,7 +39,15 @@ struct CodeImage {
   bool names_known = false;
   std::set<std::string> entries;  ///< kernel (`__global__`) names, mangled
   std::map<std::string, CodeVariable> variables;
+  /// Parameter layouts of the kernels a cubin describes, by kernel name, in parameter order (kernelParams[i] points
+  /// at parameter i). Absent for PTX text and for a kernel whose kernel info is missing or incomplete.
+  std::map<std::string, std::vector<KernelParam>> params;
 };
+
+/// Reads the parameter layout from the payload of one ".nv.info.<kernel>" section of `n` bytes: the
+/// EIATTR_KPARAM_INFO attributes (ordinal, offset, size). Empty when the section names none, an ordinal is missing
+/// or repeated, or the attribute list is malformed.
+std::vector<KernelParam> read_kernel_params(const unsigned char* info, size_t n);
 
 /// Reads `image` (no size is given, as with cuModuleLoadData: an ELF or fat binary header bounds what is read,
 /// and every read is checked against the process's mappings). kInvalidArgument when it is neither a cubin, a fat

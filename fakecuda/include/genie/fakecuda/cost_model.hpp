@@ -11,6 +11,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
@@ -29,12 +30,16 @@ struct KernelShape {
   /// Row length of a row-wise kernel whose row is a launch argument (CostModel::row_argument), read from the
   /// arguments at launch; 0 when unknown.
   int64_t row_length = 0;
+  /// Bytes of device memory the kernel's operands span, estimated at launch from its pointer and integer arguments
+  /// (CostModel::operand_rule, operand_bytes); 0 when unknown.
+  double operand_bytes = 0;
   uint64_t threads() const {
     return uint64_t{grid[0]} * grid[1] * grid[2] * block[0] * block[1] * block[2];
   }
   bool operator==(const KernelShape& o) const {
-    return std::tie(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, row_length) ==
-           std::tie(o.grid[0], o.grid[1], o.grid[2], o.block[0], o.block[1], o.block[2], o.shared_mem, o.row_length);
+    return std::tie(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, row_length, operand_bytes) ==
+           std::tie(o.grid[0], o.grid[1], o.grid[2], o.block[0], o.block[1], o.block[2], o.shared_mem, o.row_length,
+                    o.operand_bytes);
   }
 };
 
@@ -99,6 +104,18 @@ class CostModel {
     (void)name;
     return {};
   }
+  /// How kernel `name` is costed from its operands (KernelShape::operand_bytes); kNone when its launch shape (or a
+  /// table entry) decides.
+  enum class OperandRule : uint8_t {
+    kNone,
+    kTritonPointwise,  ///< Triton pointwise: elements = the last integer argument (x the one before on a 2-D grid)
+    kTritonReduction,  ///< Triton reduction: elements = the last two integer arguments (xnumel x r0_numel)
+    kLaunchShape,      ///< any other kernel: elements = threads x kOperandElemsPerThread
+  };
+  virtual OperandRule operand_rule(std::string_view name) const {
+    (void)name;
+    return OperandRule::kNone;
+  }
   /// GPU duration of a library GEMM (cuBLAS, cuBLASLt).
   virtual SimTime gemm(const GemmShape& shape) const = 0;
   /// GPU duration of an attention problem (the FlashAttention and memory-efficient attention kernel families; Genie's
@@ -113,6 +130,19 @@ class CostModel {
   /// Host CPU cost of launching one kernel (the API overhead of a launch).
   virtual SimTime launch_overhead() const = 0;
 };
+
+/// kLaunchShape's elements per thread and operand: 16 bytes per thread over two 4-byte operands, as the launch-shape
+/// rule of an unknown kernel (docs/costmodel.md).
+inline constexpr double kOperandElemsPerThread = 2;
+/// The element size an operand is taken to have when its allocation does not bound it (fp32).
+inline constexpr double kOperandElemBytes = 4;
+
+/// The bytes a launch's operands span (KernelShape::operand_bytes): each distinct pointer argument that lies in
+/// device memory reaches min(its extent to the end of its allocation, elements x kOperandElemBytes), elements from
+/// `rule` and the integer arguments `ints` (in parameter order). `extents`: one per distinct device pointer. 0 when
+/// there is no device pointer (the launch-shape rule applies).
+double operand_bytes(CostModel::OperandRule rule, const KernelShape& shape, const std::vector<uint64_t>& extents,
+                     const std::vector<int64_t>& ints);
 
 /// Longest kernel duration a kernel table or an imported trace may give: one hour. Longer is a unit mistake
 /// (ns taken for us) or a corrupt file, and far longer would not fit SimTime's int64 nanoseconds.

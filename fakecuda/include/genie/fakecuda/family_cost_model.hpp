@@ -21,7 +21,8 @@ struct KernelEstimate {
   SimTime duration;
   std::string source;   ///< "table (exact shape)", "table (any shape)", "family", "floor"
   std::string family;   ///< kernel family name (cost::kernel_family_name)
-  double bytes = 0;     ///< bandwidth-bound families: HBM bytes estimated from the launch shape
+  double bytes = 0;     ///< bandwidth-bound families: HBM bytes estimated from the launch shape or the operands
+  bool from_operands = false;  ///< bytes are KernelShape::operand_bytes (CostModel::operand_rule)
   double flops = 0;     ///< attention: floating-point operations
 };
 
@@ -32,6 +33,7 @@ class FamilyCostModel final : public CostModel {
 
   SimTime kernel(std::string_view name, const KernelShape& shape) const override;
   RowArgument row_argument(std::string_view name) const override;
+  OperandRule operand_rule(std::string_view name) const override;
   SimTime gemm(const GemmShape& shape) const override;
   SimTime attention(const AttentionShape& shape) const override;
   SimTime streaming(double bytes, double flops, GemmMath math) const override;
@@ -47,6 +49,12 @@ class FamilyCostModel final : public CostModel {
  private:
   struct NameInfo;
   const NameInfo& info_for(std::string_view name) const;
+  struct ArgumentUse {
+    RowArgument row;
+    OperandRule operands = OperandRule::kNone;
+  };
+  /// What the launch arguments of `name` are read for (row_argument, operand_rule); cached per thread and name.
+  ArgumentUse argument_use(std::string_view name) const;
   SimTime uncached_kernel(std::string_view name, const KernelShape& shape) const;
   SimTime uncached_gemm(const GemmShape& shape) const;
 

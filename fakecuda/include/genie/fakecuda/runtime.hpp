@@ -19,6 +19,7 @@
 
 #include "genie/common/sim_time.hpp"
 #include "genie/common/status.hpp"
+#include "genie/fakecuda/code_image.hpp"
 #include "genie/fakecuda/cost_model.hpp"
 #include "genie/fakecuda/device_spec.hpp"
 #include "genie/fakecuda/memory.hpp"
@@ -38,6 +39,9 @@ struct Kernel {
   uint32_t magic = kMagic;
   const void* host_stub = nullptr;
   std::string name;  ///< mangled device name: the cost model's key
+  /// Parameter layout from the cubin's kernel info (driver modules and code libraries); empty when unknown (kernels
+  /// registered by host code, PTX images). The launch reads pointer operands with it (CostModel::operand_rule).
+  std::vector<KernelParam> params;
 };
 
 /// Kernels and __device__ variables registered at load time. Needs no device or configuration, so the
@@ -52,7 +56,7 @@ class ModuleRegistry {
   static const Kernel* from_handle(const void* handle);
   /// A kernel no host stub names (a kernel of a code library, cudaLibraryGetKernel): its handle is also its key,
   /// so find_kernel(handle) and from_handle(handle) both answer it and every launch API takes it.
-  const Kernel* add_handle_kernel(std::string name);
+  const Kernel* add_handle_kernel(std::string name, std::vector<KernelParam> params = {});
   /// Invalidates the handle of a kernel from add_handle_kernel (its library was unloaded). The Kernel stays
   /// allocated: trace labels of earlier launches point into its name.
   void retire_kernel(const Kernel* k);
@@ -326,8 +330,12 @@ class Runtime {
   // --- kernels ---
   /// Enqueues a kernel: a timed op of the cost model's duration; charges the launch overhead.
   /// `args`: the launch's argument array (cudaLaunchKernel's `args`, cuLaunchKernel's `kernelParams`) or null;
-  /// read only where the cost model takes a row length from it (CostModel::row_argument).
+  /// read only where the cost model takes a row length from it (CostModel::row_argument) or, for a kernel whose
+  /// parameter layout is known (Kernel::params), its pointer and integer operands (CostModel::operand_rule).
   Status launch_kernel(const struct Kernel& k, const KernelShape& shape, Stream& s, void* const* args = nullptr);
+  /// KernelShape::operand_bytes of a launch of `k` (its parameter layout known) with `args`; 0 when the cost model
+  /// does not cost `k` by its operands or no argument points into device memory.
+  double launch_operand_bytes(const struct Kernel& k, const KernelShape& shape, void* const* args);
 
   /// Graph executables share the Graph type (an instantiated copy).
   Result<Graph*> instantiate(Graph& g);
