@@ -2,12 +2,14 @@
 /* module_launch: what a JIT (Triton, Inductor) does with the driver API, as a plain C program (cuda.h, -lcuda).
    Loads a cubin built by nvcc twice (cuModuleLoadData from memory, cuModuleLoad from the file), looks its kernels
    up by name (a __device__ function and an unknown name are not found), reads a kernel's parameter layout
-   (cuFuncGetParamInfo), and launches one with cuLaunchKernelEx and
-   the attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what
-   the driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative
-   grid larger than the device holds, a missing file. Then it launches N more times with cuLaunchKernel, freeing a
-   copy of the kernel's name each time (under genie run, the trace must still name every launch, each with its
-   modelled duration). Prints "module_launch: 0 failed" when all is as on a GPU.
+   (cuFuncGetParamInfo) and a variable (cuModuleGetGlobal), and launches one with cuLaunchKernelEx and the
+   attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what the
+   driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative grid
+   larger than the device holds, a missing file. It times a launch with driver events and loads the cubin as a code
+   library (cuLibrary*, cuKernel*: kernels launched as CUkernels and through their CUfunctions). Then it launches N
+   more times with cuLaunchKernel, freeing a copy of the kernel's name each time (under genie run, the trace must
+   still name every launch, each with its modelled duration). Prints "module_launch: 0 failed" when all is as on a
+   GPU.
    Usage: module_launch CUBIN [N] */
 #include <cuda.h>
 #include <stdio.h>
@@ -123,6 +125,19 @@ int main(int argc, char** argv) {
     EXPECT(cuFuncGetParamInfo(f, 3, &off, &size), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuFuncGetParamInfo(f, 0, NULL, &size), CUDA_ERROR_INVALID_VALUE);
   }
+  /* A variable of the module: its size and initial bytes. */
+  {
+    CUdeviceptr var;
+    size_t bytes = 0;
+    int host[4] = {0, 0, 0, 0};
+    CHECK(cuModuleGetGlobal(&var, &bytes, mod, "launch_counts"));
+    CHECK(cuMemcpyDtoH(host, var, sizeof(host)));
+    if (bytes != sizeof(host) || host[0] != 1 || host[3] != 4) {
+      fprintf(stderr, "FAIL launch_counts: %zu bytes, %d %d %d %d\n", bytes, host[0], host[1], host[2], host[3]);
+      ++failed;
+    }
+    EXPECT(cuModuleGetGlobal(&var, &bytes, mod, "no_such_variable"), CUDA_ERROR_NOT_FOUND);
+  }
   CHECK(cuModuleLoad(&from_file, argv[1]));
   CHECK(cuModuleGetFunction(&g, from_file, kKernel));
   EXPECT(cuModuleLoad(&none, "/nonexistent/kernels.cubin"), CUDA_ERROR_FILE_NOT_FOUND);
@@ -158,6 +173,77 @@ int main(int argc, char** argv) {
   EXPECT(launch_ex(f, s, (unsigned)sms, attrs, 1, args), CUDA_SUCCESS); /* one block per SM fits */
   EXPECT(launch_ex(f, s, (unsigned)(n / 128), attrs, 1, args), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
   EXPECT(cuLaunchKernelEx(NULL, f, args, NULL), CUDA_ERROR_INVALID_VALUE);
+
+  /* Driver events around a launch: a positive elapsed time; a second stream waits on the event. */
+  {
+    CUevent e0, e1;
+    CUstream s2;
+    float ms = 0.0f;
+    CHECK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+    CHECK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+    CHECK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventRecord(e0, s));
+    CHECK(cuLaunchKernel(f, (unsigned)(n / 128), 1, 1, 128, 1, 1, 0, s, args, NULL));
+    CHECK(cuEventRecord(e1, s));
+    CHECK(cuStreamWaitEvent(s2, e1, 0));
+    CHECK(cuStreamSynchronize(s2));
+    CHECK(cuEventQuery(e1)); /* complete once s2, which waited on it, is */
+    CHECK(cuEventSynchronize(e1));
+    CHECK(cuEventElapsedTime(&ms, e0, e1));
+    if (!(ms > 0.0f)) {
+      fprintf(stderr, "FAIL elapsed time of a launch %f ms\n", ms);
+      ++failed;
+    }
+    EXPECT(cuEventCreate(&e0, 0x100), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuEventElapsedTime(NULL, e0, e1), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuEventDestroy(e1));
+    CHECK(cuStreamDestroy(s2));
+  }
+
+  /* The same cubin as a code library: its kernels as CUkernels (launched directly and through their CUfunction),
+     its variable, and a kernel that is gone after the unload. */
+  {
+    CUlibrary lib;
+    CUkernel kern, all[4];
+    CUfunction kf;
+    CUdeviceptr var;
+    size_t bytes = 0, off = 0;
+    unsigned count = 0;
+    const char* kname = NULL;
+    CHECK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    CHECK(cuLibraryGetKernelCount(&count, lib));
+    if (count != 2) {
+      fprintf(stderr, "FAIL library kernels: %u, expected 2\n", count);
+      ++failed;
+    }
+    CHECK(cuLibraryEnumerateKernels(all, count < 4 ? count : 4, lib));
+    CHECK(cuLibraryGetKernel(&kern, lib, kKernel));
+    EXPECT(cuLibraryGetKernel(&kern, lib, "_Z5twicef"), CUDA_ERROR_NOT_FOUND);
+    CHECK(cuLibraryGetKernel(&kern, lib, kKernel));
+    CHECK(cuKernelGetName(&kname, kern));
+    if (kname == NULL || strcmp(kname, kKernel) != 0) {
+      fprintf(stderr, "FAIL cuKernelGetName: %s\n", kname ? kname : "(null)");
+      ++failed;
+    }
+    CHECK(cuKernelGetParamInfo(kern, 2, &off, &bytes));
+    if (off != 16 || bytes != 4) {
+      fprintf(stderr, "FAIL kernel parameter 2 at %zu size %zu\n", off, bytes);
+      ++failed;
+    }
+    CHECK(cuKernelGetFunction(&kf, kern));
+    CHECK(cuLaunchKernel(kf, (unsigned)(n / 128), 1, 1, 128, 1, 1, 0, s, args, NULL));
+    CHECK(cuLaunchKernel((CUfunction)kern, (unsigned)(n / 128), 1, 1, 128, 1, 1, 0, s, args, NULL));
+    CHECK(cuLibraryGetGlobal(&var, &bytes, lib, "launch_counts"));
+    if (bytes != 4 * sizeof(int)) {
+      fprintf(stderr, "FAIL library variable of %zu bytes\n", bytes);
+      ++failed;
+    }
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuLibraryUnload(lib));
+    EXPECT(cuKernelGetName(&kname, kern), CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(cuLaunchKernel(kf, 1, 1, 1, 128, 1, 1, 0, s, args, NULL), CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+  }
 
   /* Many launches by a name the program frees at once: the trace keeps naming each. */
   for (i = 0; i < launches; ++i) {

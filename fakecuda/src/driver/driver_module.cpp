@@ -19,15 +19,18 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "driver_common.hpp"
 #include "genie/fakecuda/code_image.hpp"
+#include "genie/fakecuda/graph.hpp"
 
 namespace genie::fakecuda::drv {
 using detail::guard;
 using detail::reject;
+using detail::to_cu;
 
 namespace {
 
@@ -54,6 +57,7 @@ struct Function {
   uint32_t magic = kMagic;
   Kernel kernel;
   Module* module = nullptr;
+  const Kernel* library_kernel = nullptr;  ///< the CUkernel this is the function of (cuKernelGetFunction)
   // Attributes a client may set (cuFuncSetAttribute); defaults are the
   // driver's.
   int max_dynamic_smem = 0;          ///< CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (default: 48 KiB)
@@ -61,12 +65,12 @@ struct Function {
   std::map<int, int> cluster_attrs;  ///< REQUIRED_CLUSTER_*, NON_PORTABLE_*, SCHEDULING_POLICY
 };
 
+/// A module is a runtime code library (Runtime::load_library, as cudaLibraryLoadData): the image's kernel names,
+/// parameter layouts and variables (cuModuleGetGlobal), freed with it.
 struct Module {
   static constexpr uint32_t kMagic = 0x6d6f646cu;  // "modl"
   uint32_t magic = kMagic;
-  bool names_known = false;  ///< PTX image: only its .entry names resolve
-  std::set<std::string> entries;
-  std::map<std::string, std::vector<KernelParam>> params;  ///< cubin kernel info (CodeImage::params)
+  CodeLibrary* lib = nullptr;
   std::map<std::string, Function*> functions;
 };
 
@@ -82,6 +86,8 @@ struct Registry {
   std::mutex mu;
   std::unordered_set<Module*> modules;
   std::unordered_set<Function*> functions;
+  /// The Function of each CUkernel (a code library's Kernel, cuLibraryGetKernel) that was used as a CUfunction.
+  std::unordered_map<const Kernel*, Function*> kernel_functions;
   std::unordered_set<LinkState*> links;
   std::vector<std::unique_ptr<Function>> graveyard;
 };
@@ -98,11 +104,9 @@ CUresult load(const char* fn, CUmodule* module, const void* image) {
   auto m = std::make_unique<Module>();
   // A cubin, PTX text or fat binary names its kernels (code_image.cpp); one we cannot read stays a module of any
   // function.
-  Result<CodeImage> code = read_code_image(image);
-  if (!code.is_ok()) return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
-  m->names_known = code->names_known;
-  m->entries = std::move(code->entries);
-  m->params = std::move(code->params);
+  Result<CodeLibrary*> lib = r->load_library(image);
+  if (!lib.is_ok()) return reject(fn, "image", CUDA_ERROR_INVALID_IMAGE);
+  m->lib = lib.value();
   Registry& reg = registry();
   std::lock_guard lk(reg.mu);
   Module* raw = m.release();
@@ -111,13 +115,34 @@ CUresult load(const char* fn, CUmodule* module, const void* image) {
   return CUDA_SUCCESS;
 }
 
-/// The live Function behind `f`, or nullptr. Caller holds registry().mu.
-Function* function_locked(CUfunction f) {
-  auto* p = reinterpret_cast<Function*>(f);
-  return registry().functions.count(p) ? p : nullptr;
-}
-
 int default_max_dynamic_smem(const DeviceSpec& spec) { return spec.shared_mem_per_block; }
+
+/// The live Function behind `f`, or nullptr. `f` may also be a CUkernel (a code library's kernel, which the CUDA 12
+/// driver takes wherever a CUfunction goes): its Function is made at first use and lives as long as the kernel's
+/// handle is valid (after cuLibraryUnload the handle is refused). Caller holds registry().mu.
+Function* function_locked(CUfunction f) {
+  Registry& reg = registry();
+  auto* p = reinterpret_cast<Function*>(f);
+  if (reg.functions.count(p)) {
+    // A CUkernel's function goes with its library.
+    if (p->library_kernel != nullptr && ModuleRegistry::from_handle(p->library_kernel) == nullptr) return nullptr;
+    return p;
+  }
+  const Kernel* k = ModuleRegistry::from_handle(static_cast<const void*>(f));
+  if (k == nullptr) return nullptr;
+  auto it = reg.kernel_functions.find(k);
+  if (it != reg.kernel_functions.end()) return it->second;
+  auto* fn = new Function();
+  fn->kernel.name = k->name;
+  fn->kernel.params = k->params;
+  fn->library_kernel = k;
+  Runtime* r = detail::runtime();
+  fn->max_dynamic_smem = r != nullptr ? default_max_dynamic_smem(r->device(0).spec()) : 0;
+  reg.graveyard.emplace_back(fn);  // owned here: never freed while the process runs
+  reg.functions.insert(fn);
+  reg.kernel_functions.emplace(k, fn);
+  return fn;
+}
 
 CUresult launch(const char* fn, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                 unsigned bz, unsigned smem, CUstream h, void** params, void** extra, bool ptds) {
@@ -215,8 +240,9 @@ CUresult cuModuleUnload(CUmodule hmod) {
       reg.graveyard.emplace_back(f);
     }
     reg.modules.erase(m);
+    Status st = r->unload_library(m->lib);  // frees the module's variables
     delete m;
-    return CUDA_SUCCESS;
+    return to_cu(st);
   });
 }
 
@@ -231,16 +257,40 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
     if (!reg.modules.count(m)) return reject(fn, "hmod", CUDA_ERROR_INVALID_HANDLE);
     auto it = m->functions.find(name);
     if (it == m->functions.end()) {
-      if (m->names_known && !m->entries.count(name)) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
+      const CodeImage& image = m->lib->image;
+      if (image.names_known && !image.entries.count(name)) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
       auto* f = new Function();
       f->kernel.name = name;
-      if (auto p = m->params.find(name); p != m->params.end()) f->kernel.params = p->second;
+      if (auto p = image.params.find(name); p != image.params.end()) f->kernel.params = p->second;
       f->module = m;
       f->max_dynamic_smem = default_max_dynamic_smem(r->device(c->device).spec());
       it = m->functions.emplace(name, f).first;
       reg.functions.insert(f);
     }
     *hfunc = reinterpret_cast<CUfunction>(it->second);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (name == nullptr) return reject(fn, "name");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    (void)c;
+    CodeLibrary* lib = nullptr;
+    {
+      Registry& reg = registry();
+      std::lock_guard lk(reg.mu);
+      auto* m = reinterpret_cast<Module*>(hmod);
+      if (!reg.modules.count(m)) return reject(fn, "hmod", CUDA_ERROR_INVALID_HANDLE);
+      lib = m->lib;
+    }
+    // The variable's device memory, made at the first request and holding the image's initial bytes.
+    auto g = r->library_global(*lib, name);
+    if (!g.is_ok()) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
+    if (dptr != nullptr) *dptr = detail::to_dptr(g->first);
+    if (bytes != nullptr) *bytes = g->second;
     return CUDA_SUCCESS;
   });
 }
@@ -619,6 +669,185 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tens
     std::memcpy(out + 95, enums, sizeof(enums));
     std::memcpy(out + 104, &kTensorMapTag, sizeof(kTensorMapTag));
     return CUDA_SUCCESS;
+  });
+}
+
+// --- code libraries and their kernels (cuLibrary*, cuKernel*): the runtime's code libraries, so a CUlibrary is a
+// cudaLibrary_t and a CUkernel a cudaKernel_t, as on a GPU. A CUkernel goes wherever a CUfunction goes
+// (function_locked).
+namespace {
+bool jit_options_ok(unsigned n, const void* keys, void* const* values) {
+  return n == 0 || (keys != nullptr && values != nullptr);
+}
+
+CUresult library_load(const char* fn, CUlibrary* library, const void* code) {
+  GENIE_CU_RT(r);
+  auto lib = r->load_library(code);
+  if (!lib.is_ok()) return reject(fn, "code (not a cubin, fat binary or PTX text)", CUDA_ERROR_INVALID_IMAGE);
+  *library = reinterpret_cast<CUlibrary>(lib.value());
+  return CUDA_SUCCESS;
+}
+
+CUresult library_global(const char* fn, CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  if (name == nullptr) return reject(fn, "name");
+  GENIE_CU_RT(r);
+  CodeLibrary* lib = r->resolve_library(library);
+  if (lib == nullptr) return reject(fn, "library", CUDA_ERROR_INVALID_HANDLE);
+  auto g = r->library_global(*lib, name);
+  if (!g.is_ok()) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
+  if (dptr != nullptr) *dptr = detail::to_dptr(g->first);
+  if (bytes != nullptr) *bytes = g->second;
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues,
+                           unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                           unsigned int numLibraryOptions) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (library == nullptr || code == nullptr) return reject(fn, library ? "code" : "library");
+    if (!jit_options_ok(numJitOptions, jitOptions, jitOptionsValues)) return reject(fn, "jitOptions");
+    if (!jit_options_ok(numLibraryOptions, libraryOptions, libraryOptionValues)) return reject(fn, "libraryOptions");
+    return library_load(fn, library, code);
+  });
+}
+
+CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
+                               void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions,
+                               void** libraryOptionValues, unsigned int numLibraryOptions) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (library == nullptr || fileName == nullptr) return reject(fn, library ? "fileName" : "library");
+    if (!jit_options_ok(numJitOptions, jitOptions, jitOptionsValues)) return reject(fn, "jitOptions");
+    if (!jit_options_ok(numLibraryOptions, libraryOptions, libraryOptionValues)) return reject(fn, "libraryOptions");
+    std::ifstream in(fileName, std::ios::binary);
+    if (!in) return reject(fn, fileName, CUDA_ERROR_FILE_NOT_FOUND);
+    std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (image.empty()) return reject(fn, fileName, CUDA_ERROR_INVALID_IMAGE);
+    image.push_back('\0');  // a PTX file is read as text
+    return library_load(fn, library, image.data());
+  });
+}
+
+CUresult cuLibraryUnload(CUlibrary library) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    CodeLibrary* lib = r->resolve_library(library);
+    if (lib == nullptr) return reject(fn, "library", CUDA_ERROR_INVALID_HANDLE);
+    return to_cu(r->unload_library(lib), CUDA_ERROR_INVALID_HANDLE);
+  });
+}
+
+CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (pKernel == nullptr || name == nullptr) return reject(fn, pKernel ? "name" : "pKernel");
+    GENIE_CU_RT(r);
+    CodeLibrary* lib = r->resolve_library(library);
+    if (lib == nullptr) return reject(fn, "library", CUDA_ERROR_INVALID_HANDLE);
+    auto k = r->library_kernel(*lib, name);
+    if (!k.is_ok()) return reject(fn, name, CUDA_ERROR_NOT_FOUND);
+    *pKernel = reinterpret_cast<CUkernel>(const_cast<Kernel*>(k.value()));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (count == nullptr) return reject(fn, "count");
+    GENIE_CU_RT(r);
+    CodeLibrary* lib = r->resolve_library(library);
+    if (lib == nullptr) return reject(fn, "lib", CUDA_ERROR_INVALID_HANDLE);
+    *count = static_cast<unsigned>(r->library_kernels(*lib).size());
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary library) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (kernels == nullptr && numKernels > 0) return reject(fn, "kernels");
+    GENIE_CU_RT(r);
+    CodeLibrary* lib = r->resolve_library(library);
+    if (lib == nullptr) return reject(fn, "lib", CUDA_ERROR_INVALID_HANDLE);
+    std::vector<const Kernel*> all = r->library_kernels(*lib);
+    for (unsigned i = 0; i < numKernels && i < all.size(); ++i)
+      kernels[i] = reinterpret_cast<CUkernel>(const_cast<Kernel*>(all[i]));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return guard(__func__, [&](const char* fn) { return library_global(fn, dptr, bytes, library, name); });
+}
+
+CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return guard(__func__, [&](const char* fn) { return library_global(fn, dptr, bytes, library, name); });
+}
+
+CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (pFunc == nullptr) return reject(fn, "pFunc");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    (void)c;
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    if (ModuleRegistry::from_handle(static_cast<const void*>(kernel)) == nullptr)
+      return reject(fn, "kernel", CUDA_ERROR_INVALID_HANDLE);
+    Function* f = function_locked(reinterpret_cast<CUfunction>(kernel));
+    if (f == nullptr) return reject(fn, "kernel", CUDA_ERROR_INVALID_HANDLE);
+    *pFunc = reinterpret_cast<CUfunction>(f);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuKernelGetName(const char** name, CUkernel hfunc) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (name == nullptr) return reject(fn, "name");
+    GENIE_CU_RT(r);
+    const Kernel* k = ModuleRegistry::from_handle(static_cast<const void*>(hfunc));
+    if (k == nullptr) return reject(fn, "hfunc", CUDA_ERROR_INVALID_HANDLE);
+    *name = k->name.c_str();  // library kernels are never freed (retired on unload)
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuFuncGetName(const char** name, CUfunction hfunc) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (name == nullptr) return reject(fn, "name");
+    GENIE_CU_RT(r);
+    Registry& reg = registry();
+    std::lock_guard lk(reg.mu);
+    Function* f = function_locked(hfunc);
+    if (f == nullptr) return reject(fn, "hfunc", CUDA_ERROR_INVALID_HANDLE);
+    *name = f->kernel.name.c_str();  // Functions are never freed
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
+  return drv::cuFuncGetParamInfo(reinterpret_cast<CUfunction>(kernel), paramIndex, paramOffset, paramSize);
+}
+
+CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    GENIE_CU_DEVICE(r, dev);
+    return drv::cuFuncGetAttribute(pi, attrib, reinterpret_cast<CUfunction>(kernel));
+  });
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    GENIE_CU_DEVICE(r, dev);
+    return drv::cuFuncSetAttribute(reinterpret_cast<CUfunction>(kernel), attrib, val);
+  });
+}
+
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    GENIE_CU_RT(r);
+    GENIE_CU_DEVICE(r, dev);
+    return drv::cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
   });
 }
 

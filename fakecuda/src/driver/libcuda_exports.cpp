@@ -13,6 +13,8 @@
 // cuda.h maps these legacy names to their successors with macros; the legacy
 // symbols are exported too.
 #undef cuCtxDestroy
+#undef cuEventDestroy
+#undef cuEventElapsedTime
 #undef cuCtxPopCurrent
 #undef cuCtxPushCurrent
 #undef cuDeviceGetUuid
@@ -128,6 +130,20 @@ GENIE_CU_FORWARD(cuStreamCreate, cuStreamCreate, (CUstream * s, unsigned int fla
 GENIE_CU_FORWARD(cuStreamCreateWithPriority, cuStreamCreateWithPriority, (CUstream * s, unsigned int flags, int prio),
                  (s, flags, prio))
 GENIE_CU_FORWARD(cuStreamDestroy, cuStreamDestroy_v2, (CUstream s), (s))
+GENIE_CU_FORWARD(cuStreamWaitEvent, cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int f), (s, e, f))
+GENIE_CU_FORWARD(cuStreamWaitEvent_ptsz, cuStreamWaitEvent_ptsz, (CUstream s, CUevent e, unsigned int f), (s, e, f))
+GENIE_CU_FORWARD(cuEventCreate, cuEventCreate, (CUevent * e, unsigned int f), (e, f))
+GENIE_CU_FORWARD(cuEventDestroy_v2, cuEventDestroy_v2, (CUevent e), (e))
+GENIE_CU_FORWARD(cuEventDestroy, cuEventDestroy_v2, (CUevent e), (e))
+GENIE_CU_FORWARD(cuEventRecord, cuEventRecord, (CUevent e, CUstream s), (e, s))
+GENIE_CU_FORWARD(cuEventRecord_ptsz, cuEventRecord_ptsz, (CUevent e, CUstream s), (e, s))
+GENIE_CU_FORWARD(cuEventRecordWithFlags, cuEventRecordWithFlags, (CUevent e, CUstream s, unsigned int f), (e, s, f))
+GENIE_CU_FORWARD(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags_ptsz, (CUevent e, CUstream s, unsigned int f),
+                 (e, s, f))
+GENIE_CU_FORWARD(cuEventQuery, cuEventQuery, (CUevent e), (e))
+GENIE_CU_FORWARD(cuEventSynchronize, cuEventSynchronize, (CUevent e), (e))
+GENIE_CU_FORWARD(cuEventElapsedTime_v2, cuEventElapsedTime_v2, (float* ms, CUevent a, CUevent b), (ms, a, b))
+GENIE_CU_FORWARD(cuEventElapsedTime, cuEventElapsedTime_v2, (float* ms, CUevent a, CUevent b), (ms, a, b))
 GENIE_CU_FORWARD(cuStreamDestroy_v2, cuStreamDestroy_v2, (CUstream s), (s))
 GENIE_CU_FORWARD(cuStreamSynchronize, cuStreamSynchronize, (CUstream s), (s))
 GENIE_CU_FORWARD(cuStreamSynchronize_ptsz, cuStreamSynchronize_ptsz, (CUstream s), (s))
@@ -176,6 +192,35 @@ GENIE_CU_FORWARD(cuModuleLoadDataEx, cuModuleLoadDataEx,
 GENIE_CU_FORWARD(cuModuleLoadFatBinary, cuModuleLoadFatBinary, (CUmodule * m, const void* fatCubin), (m, fatCubin))
 GENIE_CU_FORWARD(cuModuleUnload, cuModuleUnload, (CUmodule m), (m))
 GENIE_CU_FORWARD(cuModuleGetFunction, cuModuleGetFunction, (CUfunction * f, CUmodule m, const char* name), (f, m, name))
+GENIE_CU_FORWARD(cuModuleGetGlobal_v2, cuModuleGetGlobal_v2, (CUdeviceptr * d, size_t* n, CUmodule m, const char* name),
+                 (d, n, m, name))
+GENIE_CU_FORWARD(cuLibraryLoadData, cuLibraryLoadData,
+                 (CUlibrary * l, const void* code, CUjit_option* jo, void** jv, unsigned int nj, CUlibraryOption* lo,
+                  void** lv, unsigned int nl),
+                 (l, code, jo, jv, nj, lo, lv, nl))
+GENIE_CU_FORWARD(cuLibraryLoadFromFile, cuLibraryLoadFromFile,
+                 (CUlibrary * l, const char* file, CUjit_option* jo, void** jv, unsigned int nj, CUlibraryOption* lo,
+                  void** lv, unsigned int nl),
+                 (l, file, jo, jv, nj, lo, lv, nl))
+GENIE_CU_FORWARD(cuLibraryUnload, cuLibraryUnload, (CUlibrary l), (l))
+GENIE_CU_FORWARD(cuLibraryGetKernel, cuLibraryGetKernel, (CUkernel * k, CUlibrary l, const char* name), (k, l, name))
+GENIE_CU_FORWARD(cuLibraryGetKernelCount, cuLibraryGetKernelCount, (unsigned int* n, CUlibrary l), (n, l))
+GENIE_CU_FORWARD(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, (CUkernel * k, unsigned int n, CUlibrary l),
+                 (k, n, l))
+GENIE_CU_FORWARD(cuLibraryGetGlobal, cuLibraryGetGlobal, (CUdeviceptr * d, size_t* n, CUlibrary l, const char* name),
+                 (d, n, l, name))
+GENIE_CU_FORWARD(cuLibraryGetManaged, cuLibraryGetManaged, (CUdeviceptr * d, size_t* n, CUlibrary l, const char* name),
+                 (d, n, l, name))
+GENIE_CU_FORWARD(cuKernelGetFunction, cuKernelGetFunction, (CUfunction * f, CUkernel k), (f, k))
+GENIE_CU_FORWARD(cuKernelGetName, cuKernelGetName, (const char** name, CUkernel k), (name, k))
+GENIE_CU_FORWARD(cuFuncGetName, cuFuncGetName, (const char** name, CUfunction f), (name, f))
+GENIE_CU_FORWARD(cuKernelGetParamInfo, cuKernelGetParamInfo, (CUkernel k, size_t i, size_t* offset, size_t* size),
+                 (k, i, offset, size))
+GENIE_CU_FORWARD(cuKernelGetAttribute, cuKernelGetAttribute, (int* pi, CUfunction_attribute a, CUkernel k, CUdevice d),
+                 (pi, a, k, d))
+GENIE_CU_FORWARD(cuKernelSetAttribute, cuKernelSetAttribute, (CUfunction_attribute a, int v, CUkernel k, CUdevice d),
+                 (a, v, k, d))
+GENIE_CU_FORWARD(cuKernelSetCacheConfig, cuKernelSetCacheConfig, (CUkernel k, CUfunc_cache c, CUdevice d), (k, c, d))
 GENIE_CU_FORWARD(cuFuncGetAttribute, cuFuncGetAttribute, (int* pi, CUfunction_attribute a, CUfunction f), (pi, a, f))
 GENIE_CU_FORWARD(cuFuncGetParamInfo, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t* offset, size_t* size),
                  (f, i, offset, size))
