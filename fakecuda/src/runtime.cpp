@@ -14,6 +14,7 @@
 #include "genie/fakecuda/family_cost_model.hpp"
 #include "genie/fakecuda/graph.hpp"
 #include "genie/sched/coord_client.hpp"
+#include "python_gil.hpp"
 
 namespace genie::fakecuda {
 namespace {
@@ -350,7 +351,14 @@ Status Runtime::wait_point(const sched::Dep& d) {
   // The program's CPU time up to the wait counts; the CPU this thread burns while blocked (wake-ups on
   // every op completion of the timeline) does not: a blocked host thread's time is the completion time.
   const SimTime before = clock().now();
-  GENIE_ASSIGN_OR_RETURN(SimTime t, timeline_.wait(d));
+  Result<SimTime> waited = SimTime::zero();
+  if (d.resolved()) {
+    waited = timeline_.wait(d);
+  } else {
+    GilRelease unlocked;  // what it waits for may be Python code that needs the GIL (python_gil.hpp)
+    waited = timeline_.wait(d);
+  }
+  GENIE_ASSIGN_OR_RETURN(SimTime t, std::move(waited));
   clock().discard_cpu_time();
   clock().wait_until(t);
   const SimTime after = clock().api_call(options_.api_overhead);
