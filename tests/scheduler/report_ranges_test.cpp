@@ -6,9 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "genie/sched/report.hpp"
 #include "genie/sched/timeline.hpp"
+#include "report/report_model.hpp"
 
 namespace genie::sched {
 namespace {
@@ -132,6 +135,43 @@ TEST(ReportRanges, EachRangeBreaksDownTheRanksActivityInsideIt) {
   EXPECT_DOUBLE_EQ(r["ranks"][0]["end_us"].get<double>(), 700);
   EXPECT_NE(summary.find("range (NVTX)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("step                  2    0.500       0.150"), std::string::npos) << summary;
+}
+
+TEST(ReportRanges, LibrariesOwnRangesComeAfterTheProgramsAndFoldIntoOneSummaryRow) {
+  // System: the job above plus a CUB sort's range ("CCCL: cub::DeviceRadixSort::SortPairs" [600,700)) and a cuBLAS
+  // one, and a range of the program's own domain ("myapp: phase"). Expectation: range_totals lists the program's
+  // names first ("myapp: phase", "outer", "step"), then the libraries' with "library": true; the exit summary shows
+  // the program's rows and one "(libraries: 2)" row with both counted.
+  JobRecord j = job();
+  j.labels[0].push_back("CCCL: cub::DeviceRadixSort::SortPairs");  // 6
+  j.labels[0].push_back("cuBLAS: gemm");                           // 7
+  j.labels[0].push_back("myapp: phase");                            // 8
+  const uint32_t host = Timeline::kHostStreamBase;
+  j.op_records[0].push_back(op(OpKind::kRange, 0, host, 6, 600, 700));
+  j.op_records[0].push_back(op(OpKind::kRange, 0, host, 7, 150, 250));
+  j.op_records[0].push_back(op(OpKind::kRange, 0, host, 8, 0, 1000));
+  const ReportInput in = input_of(j);
+  const auto dir = report_dir("library_ranges");
+  ASSERT_TRUE(write_report(dir.string(), in).is_ok());
+  std::ifstream f(dir / "genie-report.json");
+  const nlohmann::json r = nlohmann::json::parse(f);
+  std::filesystem::remove_all(dir);
+  const auto& totals = r["range_totals"];
+  ASSERT_EQ(totals.size(), 5u);
+  std::vector<std::string> names;
+  for (const auto& t : totals) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"myapp: phase", "outer", "step", "CCCL: cub::DeviceRadixSort::SortPairs",
+                                             "cuBLAS: gemm"}));
+  EXPECT_FALSE(totals[2]["library"].get<bool>());
+  EXPECT_TRUE(totals[3]["library"].get<bool>());
+  EXPECT_TRUE(totals[4]["library"].get<bool>());
+  const std::string summary = summary_text(in);
+  EXPECT_EQ(summary.find("CCCL"), std::string::npos) << summary;
+  // Two library ranges of 100 us each, both fully compute: mean 0.100 ms, compute 0.100 ms.
+  EXPECT_NE(summary.find("(libraries: 2)        2    0.100       0.100"), std::string::npos) << summary;
+  EXPECT_TRUE(report::is_library_range("NCCL: AllReduce"));
+  EXPECT_FALSE(report::is_library_range("step"));
+  EXPECT_FALSE(report::is_library_range("CCCLX: x"));
 }
 
 TEST(ReportRanges, ARangeOfADeviceWithoutStreamActivityIsAllIdle) {

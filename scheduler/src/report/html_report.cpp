@@ -362,14 +362,16 @@ Result<std::string> render_html_text(const std::string& report_json, const std::
     << table({"rank", "node", "compute ms", "communication ms", "exposed comm ms", "idle ms"}, rank_rows);
   // NVTX ranges (training steps): the means per name, then every range of the first ranks.
   if (j.contains("range_totals") && j["range_totals"].is_array() && !j["range_totals"].empty()) {
-    std::vector<std::vector<std::string>> total_rows, range_rows;
+    // The program's ranges first; the libraries' own (CCCL, cuBLAS, ... : "library" in the JSON) in a folded table.
+    std::vector<std::vector<std::string>> total_rows, library_rows, range_rows;
     for (const auto& t : j["range_totals"])
       if (t.is_object())
-        total_rows.push_back({t.value("name", std::string("?")), std::to_string(t.value("ranks", 0)),
-                              std::to_string(t.value("count", 0)), num(t.value("mean_time_us", 0.0) / 1e3),
-                              num(t.value("mean_compute_us", 0.0) / 1e3),
-                              num(t.value("mean_exposed_communication_us", 0.0) / 1e3),
-                              num(t.value("mean_idle_us", 0.0) / 1e3)});
+        (t.value("library", false) ? library_rows : total_rows)
+            .push_back({t.value("name", std::string("?")), std::to_string(t.value("ranks", 0)),
+                        std::to_string(t.value("count", 0)), num(t.value("mean_time_us", 0.0) / 1e3),
+                        num(t.value("mean_compute_us", 0.0) / 1e3),
+                        num(t.value("mean_exposed_communication_us", 0.0) / 1e3),
+                        num(t.value("mean_idle_us", 0.0) / 1e3)});
     if (j.contains("ranges") && j["ranges"].is_array()) {
       size_t shown = 0;
       for (const auto& r : j["ranges"]) {
@@ -381,8 +383,12 @@ Result<std::string> render_html_text(const std::string& report_json, const std::
       }
     }
     h << "<h2>Ranges (NVTX): per-step breakdown</h2>"
-      << table({"range", "ranks", "count", "mean ms", "compute ms", "exposed comm ms", "idle ms"}, total_rows)
-      << "<details><summary>every range (first 500)</summary>"
+      << table({"range", "ranks", "count", "mean ms", "compute ms", "exposed comm ms", "idle ms"}, total_rows);
+    if (!library_rows.empty())
+      h << "<details><summary>libraries' own ranges (" << library_rows.size() << " names)</summary>"
+        << table({"range", "ranks", "count", "mean ms", "compute ms", "exposed comm ms", "idle ms"}, library_rows)
+        << "</details>";
+    h << "<details><summary>every range (first 500)</summary>"
       << table({"rank", "range", "index", "start ms", "time ms", "compute ms", "exposed comm ms", "idle ms"},
                range_rows)
       << "</details>";

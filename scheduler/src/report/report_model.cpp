@@ -94,6 +94,19 @@ double busbw_factor(netsim::Collective c, int n) {
   return 1.0;
 }
 
+bool is_library_range(const std::string& name) {
+  // NVTX domains CUDA's libraries annotate their own work with (CCCL: CUB and Thrust, as PyTorch's sorts and scans
+  // show them; the math and communication libraries).
+  static const char* const kDomains[] = {"CCCL", "CUB", "Thrust", "NCCL", "cuBLAS", "cuBLASLt", "cuDNN", "CUTLASS",
+                                         "cuFFT", "cuSPARSE", "cuSOLVER", "cuRAND", "NVSHMEM"};
+  const size_t colon = name.find(": ");
+  if (colon == std::string::npos) return false;
+  const std::string domain = name.substr(0, colon);
+  for (const char* d : kDomains)
+    if (domain == d) return true;
+  return false;
+}
+
 Model build_model(const ReportInput& in) {
   Model m;
   const JobRecord& job = *in.job;
@@ -253,8 +266,11 @@ Model build_model(const ReportInput& in) {
   }
   for (auto& [n, v] : by_name) {
     v.first.ranks = static_cast<int>(v.second.size());
+    v.first.library = is_library_range(n);
     m.range_totals.push_back(std::move(v.first));
   }
+  // The program's own ranges first (by name), then the libraries'.
+  std::stable_partition(m.range_totals.begin(), m.range_totals.end(), [](const RangeTotal& t) { return !t.library; });
   std::sort(m.ranks.begin(), m.ranks.end(), [](const RankSummary& a, const RankSummary& b) {
     return std::tie(a.rank, a.process, a.device) < std::tie(b.rank, b.process, b.device);
   });

@@ -47,10 +47,17 @@ struct RangeSummary {
 /// Sums over every occurrence of one range name on every rank.
 struct RangeTotal {
   std::string name;
+  /// A library's own range (is_library_range): the summaries fold these into one row after the program's.
+  bool library = false;
   int ranks = 0;
   uint64_t count = 0;
   double time_us = 0, compute_us = 0, copy_us = 0, communication_us = 0, exposed_us = 0, idle_us = 0;
 };
+
+/// True for a range a library annotates for itself rather than the program: the NVTX domains of CUDA's libraries
+/// (`CCCL: cub::DeviceRadixSort...`, NCCL, cuBLAS, cuDNN, CUTLASS, ...), named `<domain>: <message>` by Genie's
+/// NVTX tool.
+bool is_library_range(const std::string& name);
 
 /// Totals of one collective type or communicator.
 struct Total {

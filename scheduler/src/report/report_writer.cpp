@@ -341,6 +341,7 @@ json report_json(const ReportInput& in, const Model& m, std::string* collectives
   for (const auto& t : m.range_totals) {
     const double n = static_cast<double>(t.count);
     range_totals.push_back({{"name", t.name},
+                            {"library", t.library},
                             {"ranks", t.ranks},
                             {"count", t.count},
                             {"mean_time_us", round3(t.time_us / n)},
@@ -520,18 +521,32 @@ std::string summary_text(const ReportInput& in) {
   }
   if (!m.range_totals.empty()) {
     os << "[genie]   range (NVTX)      count  mean_ms  compute_ms  exposed_comm_ms  idle_ms   (means over ranks)\n";
-    size_t shown = 0;
-    for (const auto& t : m.range_totals) {
-      if (shown++ == 12) {
-        os << "[genie]   ... " << (m.range_totals.size() - 12) << " more range names in the report\n";
-        break;
-      }
+    auto row = [&](const std::string& name, const report::RangeTotal& t) {
       const double n = static_cast<double>(t.count);
-      std::snprintf(line, sizeof(line), "[genie]   %-16.16s %6llu %8.3f %11.3f %16.3f %8.3f\n", t.name.c_str(),
+      std::snprintf(line, sizeof(line), "[genie]   %-16.16s %6llu %8.3f %11.3f %16.3f %8.3f\n", name.c_str(),
                     static_cast<unsigned long long>(t.count), t.time_us / n / 1e3, t.compute_us / n / 1e3,
                     t.exposed_us / n / 1e3, t.idle_us / n / 1e3);
       os << line;
+    };
+    // The program's ranges, then the libraries' folded into one row (report.md, "Ranges").
+    size_t shown = 0, program = 0;
+    report::RangeTotal libs;
+    size_t lib_names = 0;
+    for (const auto& t : m.range_totals) {
+      if (t.library) {
+        ++lib_names;
+        libs.count += t.count;
+        libs.time_us += t.time_us;
+        libs.compute_us += t.compute_us;
+        libs.exposed_us += t.exposed_us;
+        libs.idle_us += t.idle_us;
+        continue;
+      }
+      ++program;
+      if (shown++ < 12) row(t.name, t);
     }
+    if (program > 12) os << "[genie]   ... " << (program - 12) << " more range names in the report\n";
+    if (lib_names > 0) row("(libraries: " + std::to_string(lib_names) + ")", libs);
   }
   const JobRecord& job = *in.job;
   if (job.relaxed_steps || job.late_arrivals || job.protocol_errors)
