@@ -5,7 +5,7 @@
    (cuFuncGetParamInfo) and a variable (cuModuleGetGlobal), and launches one with cuLaunchKernelEx and the
    attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what the
    driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative grid
-   larger than the device holds, a missing file. It times a launch with driver events and loads the cubin as a code
+   larger than the device holds, a missing file. It asks the occupancy calculator, times a launch with driver events and loads the cubin as a code
    library (cuLibrary*, cuKernel*: kernels launched as CUkernels and through their CUfunctions). Then it launches N
    more times with cuLaunchKernel, freeing a copy of the kernel's name each time (under genie run, the trace must
    still name every launch, each with its modelled duration). Prints "module_launch: 0 failed" when all is as on a
@@ -173,6 +173,28 @@ int main(int argc, char** argv) {
   EXPECT(launch_ex(f, s, (unsigned)sms, attrs, 1, args), CUDA_SUCCESS); /* one block per SM fits */
   EXPECT(launch_ex(f, s, (unsigned)(n / 128), attrs, 1, args), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
   EXPECT(cuLaunchKernelEx(NULL, f, args, NULL), CUDA_ERROR_INVALID_VALUE);
+
+  /* The occupancy calculator: a block size in warps, a grid that fills every SM, shared memory per block. */
+  {
+    int min_grid = 0, block = 0;
+    size_t smem = 0;
+    CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, NULL, 0, 0));
+    if (block <= 0 || block % 32 != 0 || block > 1024 || min_grid < sms) {
+      fprintf(stderr, "FAIL potential block size %d, grid %d (%d SMs)\n", block, min_grid, sms);
+      ++failed;
+    }
+    CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, NULL, 0, 96));
+    if (block > 96) {
+      fprintf(stderr, "FAIL potential block size %d above the limit 96\n", block);
+      ++failed;
+    }
+    CHECK(cuOccupancyAvailableDynamicSMemPerBlock(&smem, f, 2, 128));
+    if (smem == 0) {
+      fprintf(stderr, "FAIL no dynamic shared memory for 2 blocks of 128 threads\n");
+      ++failed;
+    }
+    EXPECT(cuOccupancyMaxPotentialBlockSize(NULL, &block, f, NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+  }
 
   /* Driver events around a launch: a positive elapsed time; a second stream waits on the event. */
   {

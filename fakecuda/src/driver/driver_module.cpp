@@ -409,6 +409,86 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
   });
 }
 
+namespace {
+// Blocks of `block` threads with `smem` bytes of dynamic shared memory resident on one SM: the formula of
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor (cudart_launch.cpp; registers are not modelled).
+int active_blocks(const DeviceSpec& spec, int block, size_t smem) {
+  if (block <= 0 || block > spec.max_threads_per_block) return 0;
+  if (smem > static_cast<size_t>(std::max(spec.shared_mem_per_block_optin, spec.shared_mem_per_block))) return 0;
+  const int by_threads = spec.max_threads_per_sm / block;
+  const int by_smem = smem == 0 ? spec.max_blocks_per_sm : static_cast<int>(spec.shared_mem_per_sm / smem);
+  return std::max(0, std::min({by_threads, by_smem, spec.max_blocks_per_sm}));
+}
+}  // namespace
+
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (minGridSize == nullptr || blockSize == nullptr) return reject(fn, minGridSize ? "blockSize" : "minGridSize");
+    if (blockSizeLimit < 0) return reject(fn, "blockSizeLimit");
+    if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return reject(fn, "flags");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    {
+      Registry& reg = registry();
+      std::lock_guard lk(reg.mu);
+      if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
+    }
+    // The block size with the most resident threads per SM, the largest among equals (the occupancy calculator's
+    // search, cuda_occupancy.h), tried in warp multiples from the limit down; the grid that fills every SM.
+    const DeviceSpec& spec = r->device(c->device).spec();
+    const int limit = blockSizeLimit == 0 ? spec.max_threads_per_block : std::min(blockSizeLimit, spec.max_threads_per_block);
+    const int warp = std::max(1, spec.warp_size);
+    int best_threads = 0, best_block = 0, best_blocks = 0;
+    for (int b = (limit / warp) * warp; b >= warp; b -= warp) {
+      const size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(b) : dynamicSMemSize;
+      const int n = active_blocks(spec, b, smem);
+      if (n * b > best_threads) {
+        best_threads = n * b;
+        best_block = b;
+        best_blocks = n;
+      }
+    }
+    *blockSize = best_block;
+    *minGridSize = best_blocks * spec.sm_count;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                          int blockSizeLimit) {
+  return drv::cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                        dynamicSMemSize, blockSizeLimit, 0);
+}
+
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
+                                                 int blockSize) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (dynamicSmemSize == nullptr) return reject(fn, "dynamicSmemSize");
+    if (numBlocks <= 0 || blockSize <= 0) return reject(fn, numBlocks <= 0 ? "numBlocks" : "blockSize");
+    GENIE_CU_RT(r);
+    GENIE_CU_CTX(c, r);
+    {
+      Registry& reg = registry();
+      std::lock_guard lk(reg.mu);
+      if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
+    }
+    // What each of numBlocks resident blocks may take: the SM's shared memory divided among them, at most a
+    // block's opt-in maximum; none when that many blocks of this size cannot be resident at all.
+    const DeviceSpec& spec = r->device(c->device).spec();
+    if (blockSize > spec.max_threads_per_block || active_blocks(spec, blockSize, 0) < numBlocks) {
+      *dynamicSmemSize = 0;
+      return CUDA_SUCCESS;
+    }
+    const size_t per_block = static_cast<size_t>(spec.shared_mem_per_sm) / static_cast<size_t>(numBlocks);
+    *dynamicSmemSize = std::min(per_block, static_cast<size_t>(std::max(spec.shared_mem_per_block_optin,
+                                                                         spec.shared_mem_per_block)));
+    return CUDA_SUCCESS;
+  });
+}
+
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize,
                                                               size_t dynamicSMemSize, unsigned int flags) {
   return guard(__func__, [&](const char* fn) -> CUresult {
@@ -421,17 +501,7 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CU
       std::lock_guard lk(reg.mu);
       if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
     }
-    // The formula of cudaOccupancyMaxActiveBlocksPerMultiprocessor
-    // (cudart_launch.cpp).
-    const DeviceSpec& spec = r->device(c->device).spec();
-    if (blockSize > spec.max_threads_per_block) {
-      *numBlocks = 0;
-      return CUDA_SUCCESS;
-    }
-    int by_threads = spec.max_threads_per_sm / blockSize;
-    int by_smem =
-        dynamicSMemSize == 0 ? spec.max_blocks_per_sm : static_cast<int>(spec.shared_mem_per_sm / dynamicSMemSize);
-    *numBlocks = std::max(0, std::min({by_threads, by_smem, spec.max_blocks_per_sm}));
+    *numBlocks = active_blocks(r->device(c->device).spec(), blockSize, dynamicSMemSize);
     return CUDA_SUCCESS;
   });
 }

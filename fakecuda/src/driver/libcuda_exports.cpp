@@ -221,6 +221,13 @@ GENIE_CU_FORWARD(cuKernelGetAttribute, cuKernelGetAttribute, (int* pi, CUfunctio
 GENIE_CU_FORWARD(cuKernelSetAttribute, cuKernelSetAttribute, (CUfunction_attribute a, int v, CUkernel k, CUdevice d),
                  (a, v, k, d))
 GENIE_CU_FORWARD(cuKernelSetCacheConfig, cuKernelSetCacheConfig, (CUkernel k, CUfunc_cache c, CUdevice d), (k, c, d))
+GENIE_CU_FORWARD(cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxPotentialBlockSize,
+                 (int* g, int* b, CUfunction f, CUoccupancyB2DSize fn, size_t smem, int limit), (g, b, f, fn, smem, limit))
+GENIE_CU_FORWARD(cuOccupancyMaxPotentialBlockSizeWithFlags, cuOccupancyMaxPotentialBlockSizeWithFlags,
+                 (int* g, int* b, CUfunction f, CUoccupancyB2DSize fn, size_t smem, int limit, unsigned int flags),
+                 (g, b, f, fn, smem, limit, flags))
+GENIE_CU_FORWARD(cuOccupancyAvailableDynamicSMemPerBlock, cuOccupancyAvailableDynamicSMemPerBlock,
+                 (size_t * smem, CUfunction f, int blocks, int block), (smem, f, blocks, block))
 GENIE_CU_FORWARD(cuFuncGetAttribute, cuFuncGetAttribute, (int* pi, CUfunction_attribute a, CUfunction f), (pi, a, f))
 GENIE_CU_FORWARD(cuFuncGetParamInfo, cuFuncGetParamInfo, (CUfunction f, size_t i, size_t* offset, size_t* size),
                  (f, i, offset, size))
