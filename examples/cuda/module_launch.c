@@ -5,11 +5,11 @@
    (cuFuncGetParamInfo) and a variable (cuModuleGetGlobal), and launches one with cuLaunchKernelEx and the
    attributes Triton sets (cluster dimension, programmatic stream serialization, cooperative), then checks what the
    driver refuses: a cluster that does not divide the grid or is too large, an unknown attribute, a cooperative grid
-   larger than the device holds, a missing file. It asks the occupancy calculator, times a launch with driver events and loads the cubin as a code
-   library (cuLibrary*, cuKernel*: kernels launched as CUkernels and through their CUfunctions). Then it launches N
-   more times with cuLaunchKernel, freeing a copy of the kernel's name each time (under genie run, the trace must
-   still name every launch, each with its modelled duration). Prints "module_launch: 0 failed" when all is as on a
-   GPU.
+   larger than the device holds, a missing file. It asks the occupancy calculator, times a launch with driver events
+   and loads the cubin as a code library (cuLibrary*, cuKernel*: kernels launched as CUkernels and through their
+   CUfunctions). Then it launches N more times with cuLaunchKernel, freeing a copy of the kernel's name each time
+   (under genie run, the trace must still name every launch, each with its modelled duration). Prints
+   "module_launch: 0 failed" when all is as on a GPU.
    Usage: module_launch CUBIN [N] */
 #include <cuda.h>
 #include <stdio.h>
