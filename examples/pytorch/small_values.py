@@ -4,7 +4,8 @@
 NCCL all-reduce, reductions, scans, comparisons, masks and nonzero of small tensors read on the host give the
 numbers a GPU would; a small value computed from a collective's output and sent by another collective arrives
 right; a reduction issued before a collective overwrote its input keeps the old input; a long in-place chain; a
-backward pass (autograd's device thread); a large tensor is not shadowed. Run as several ranks
+backward pass (autograd's device thread); a large tensor is not shadowed; a top-k over values no kernel computed
+routes evenly. Run as several ranks
 (`genie run -n N`); on a real GPU the same checks pass. With GENIE_TORCH_SMALL_VALUES=0 most of them fail.
 """
 import os
@@ -102,6 +103,14 @@ def run(r, w, dev):
         expect_eq("clip_grad_norm_ of large gradients is finite", True, bool(torch.isfinite(total)))
         dist.all_reduce(norm)
         expect_eq("an all-reduced unknown norm is finite on every rank", True, bool(torch.isfinite(norm)))
+        # A selection over values no kernel computed (MoE's router: top-k of logits from a GEMM) takes evenly
+        # spread indices, so the tokens counted per expert are an even routing, the same on every rank.
+        logits = big[: 512 * 8].view(512, 8) * 2  # a kernel's result: no value
+        _, idx = torch.topk(logits, 2, dim=-1)
+        per_expert = torch.zeros_like(logits).scatter(1, idx, 1).bool().sum(dim=0).long()
+        expect_eq("tokens per expert of a top-2 routing of 512 tokens over 8 experts", [128] * 8, per_expert.tolist())
+        expect_eq("argmax over values no kernel computed spreads evenly", [0, 1, 2, 3],
+                  torch.argmax(logits, dim=1)[:4].tolist())
         expect_true("the mechanism evaluated thunks", gsv.stats()["evaluated"] > 0)
         print(f"small_values stats rank {r}: {gsv.stats()}", flush=True)
 

@@ -48,6 +48,7 @@ _MAX_PENDING = 1024
 _MAX_DEPTH = 64
 
 _lock = threading.RLock()
+_aten_ops = torch.ops.aten
 _stats = {"shadowed": 0, "zeroed": 0, "host_reads": 0, "evaluated": 0, "flushes": 0, "eval_errors": 0}
 
 
@@ -160,15 +161,62 @@ class _Call:
 
 
 class _Zeros:
-    """What an op that is not shadowed wrote into its control values (module docstring): zeros of each slot."""
+    """What an op that is not shadowed wrote into its control values (module docstring): zeros of each slot, and
+    evenly spread indices for the index results of a selection (_even_indices)."""
     __slots__ = ("value", "depth")
 
-    def __init__(self, slots):
+    def __init__(self, slots, values=None):
         self.value = {slot: torch.zeros(size, dtype=dtype) for slot, (dtype, size) in slots.items()}
+        self.value.update(values or {})
         self.depth = 0
 
     def result(self):
         return self.value
+
+
+# Selections whose index result no kernel computed when their input has no value: (the fresh result holding the
+# indices, the rule). Their indices are taken to be spread evenly over the selected dimension, so what is counted
+# from them (MoE's tokens per expert: a scatter of top-k indices summed per expert) is a plausible, even routing
+# instead of whatever the memory held, and the same on every rank.
+_INDEX_RESULTS = {
+    _aten_ops.topk.default: (1, "topk"),
+    _aten_ops.sort.default: (1, "topk"),
+    _aten_ops.sort.stable: (1, "topk"),
+    _aten_ops.argsort.default: (0, "topk"),
+    _aten_ops.argsort.stable: (0, "topk"),
+    _aten_ops.argmax.default: (0, "arg"),
+    _aten_ops.argmin.default: (0, "arg"),
+    _aten_ops.max.dim: (1, "arg"),
+    _aten_ops.min.dim: (1, "arg"),
+}
+
+
+def _even_indices(func, args, kwargs, out_shape):
+    """The index result of selection `func` on args[0] with evenly spread indices: row r of a top-k (or sort) over n
+    entries selects (r * k + j) mod n for j < k (distinct within the row, every entry equally often over n rows); an
+    arg-max/-min of row r is r mod n."""
+    x = args[0]
+    rule = _INDEX_RESULTS[func][1]
+    if rule == "topk":
+        dim = args[2] if func is _aten_ops.topk.default and len(args) > 2 else (
+            args[1] if func in (_aten_ops.sort.default, _aten_ops.argsort.default) and len(args) > 1 else None)
+        dim = kwargs.get("dim", -1 if dim is None else dim)
+    else:
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    if dim is None:  # over all elements: one index
+        n = max(1, x.numel())
+        return (torch.arange(max(1, int(torch.Size(out_shape).numel()))) % n).reshape(out_shape)
+    dim = dim % max(1, x.dim())
+    n = max(1, x.shape[dim])
+    if rule == "topk":
+        k = out_shape[dim]
+        moved = list(out_shape)
+        moved.pop(dim)
+        rows = int(torch.Size(moved).numel())
+        idx = (torch.arange(rows).unsqueeze(1) * k + torch.arange(k).unsqueeze(0)) % n
+        return idx.reshape(moved + [k]).movedim(-1, dim).contiguous()
+    rows = int(torch.Size(out_shape).numel())
+    return (torch.arange(rows) % n).reshape(out_shape)
 
 
 def _depth(a):
@@ -489,11 +537,13 @@ def _record(func, info, args, kwargs, out):
     _set_pending(writes, call, "shadowed")  # flushes outside the lock, as a host function on the stream takes it
 
 
-def _zero_control_values(info, args, kwargs, out):
+def _zero_control_values(func, info, args, kwargs, out):
     """An op that is not shadowed: its control-value outputs (fresh results and written arguments of at most
-    _CONTROL_ELEMENTS elements, whole storages) get a thunk of zeros."""
+    _CONTROL_ELEMENTS elements, whole storages) get a thunk of zeros; a selection's index result, evenly spread
+    indices (_INDEX_RESULTS)."""
     _, written_args, _, nret = info
-    if not written_args and nret == 1 and type(out) is torch.Tensor and out.numel() > _CONTROL_ELEMENTS:
+    if (not written_args and nret == 1 and type(out) is torch.Tensor and out.numel() > _CONTROL_ELEMENTS
+            and func not in _INDEX_RESULTS):
         return  # the common case: one large result
     try:
         writes = [(t, slot) for t, slot in _written(info, args, kwargs, out)
@@ -501,9 +551,24 @@ def _zero_control_values(info, args, kwargs, out):
                   and 0 < t.untyped_storage().nbytes() <= _CONTROL_ELEMENTS * t.element_size()]
     except RuntimeError:
         return  # a storage torch has invalidated
+    values = {}
+    index = _INDEX_RESULTS.get(func)
+    if index is not None and not torch.cuda.is_current_stream_capturing():
+        r = out[index[0]] if isinstance(out, (tuple, list)) else out
+        if (isinstance(r, torch.Tensor) and r.is_cuda and 0 < r.numel() <= _MAX_ELEMENTS and r.is_contiguous()
+                and r.untyped_storage().nbytes() == r.numel() * r.element_size()):
+            try:
+                v = _even_indices(func, args, kwargs, list(r.shape)).to(r.dtype)
+            except (RuntimeError, IndexError, TypeError):
+                v = None
+            if v is not None:
+                slot = ("ret", index[0], None)
+                writes = [(t, sl) for t, sl in writes if sl != slot] + [(r, slot)]
+                values[slot] = v
     if not writes or torch.cuda.is_current_stream_capturing():
         return
-    _set_pending(writes, _Zeros({slot: (t.dtype, tuple(t.size())) for t, slot in writes}), "zeroed")
+    _set_pending(writes, _Zeros({slot: (t.dtype, tuple(t.size())) for t, slot in writes if slot not in values},
+                                values), "zeroed")
 
 
 def _to_device(value, like):
@@ -573,7 +638,7 @@ class SmallValueMode(TorchDispatchMode):
             if isinstance(a, torch.Tensor) and (a.numel() > _MAX_ELEMENTS or not a.is_cuda):
                 out = _real(func, args, kwargs)
                 if a.is_cuda:
-                    _zero_control_values(info, args, kwargs, out)
+                    _zero_control_values(func, info, args, kwargs, out)
                 return out
         tensors = []
         _cuda_tensors(args, tensors)
@@ -618,7 +683,7 @@ class SmallValueMode(TorchDispatchMode):
         if not (tensors or outs) or torch.cuda.is_current_stream_capturing():
             return out
         if not all(_small(t) for t in tensors) or not all(_small(t) for t in outs) or _has_host_tensor(args, kwargs):
-            _zero_control_values(info, args, kwargs, out)
+            _zero_control_values(func, info, args, kwargs, out)
             return out
         # Inputs a kernel wrote (no value): not shadowed. fill_/zero_/*_like use only their first argument's shape.
         first = 1 if func in _SHAPE_ONLY_FIRST else 0
@@ -626,7 +691,7 @@ class SmallValueMode(TorchDispatchMode):
         _cuda_tensors(args[first:], ins)
         _cuda_tensors(list(kwargs.values()), ins)
         if not all(_is_known(t.untyped_storage()) for t in ins):
-            _zero_control_values(info, args, kwargs, out)
+            _zero_control_values(func, info, args, kwargs, out)
             return out
         _record(func, info, args, kwargs, out)
         return out
