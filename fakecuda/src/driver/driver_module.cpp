@@ -410,6 +410,13 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
 }
 
 namespace {
+// True when `f` is a live CUfunction (or CUkernel).
+bool function_exists(CUfunction f) {
+  Registry& reg = registry();
+  std::lock_guard lk(reg.mu);
+  return function_locked(f) != nullptr;
+}
+
 // Blocks of `block` threads with `smem` bytes of dynamic shared memory resident on one SM: the formula of
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor (cudart_launch.cpp; registers are not modelled).
 int active_blocks(const DeviceSpec& spec, int block, size_t smem) {
@@ -430,11 +437,7 @@ CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockS
     if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return reject(fn, "flags");
     GENIE_CU_RT(r);
     GENIE_CU_CTX(c, r);
-    {
-      Registry& reg = registry();
-      std::lock_guard lk(reg.mu);
-      if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
-    }
+    if (!function_exists(func)) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
     // The block size with the most resident threads per SM, the largest among equals (the occupancy calculator's
     // search, cuda_occupancy.h), tried in warp multiples from the limit down; the grid that fills every SM.
     const DeviceSpec& spec = r->device(c->device).spec();
@@ -470,11 +473,7 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
     if (numBlocks <= 0 || blockSize <= 0) return reject(fn, numBlocks <= 0 ? "numBlocks" : "blockSize");
     GENIE_CU_RT(r);
     GENIE_CU_CTX(c, r);
-    {
-      Registry& reg = registry();
-      std::lock_guard lk(reg.mu);
-      if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
-    }
+    if (!function_exists(func)) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
     // What each of numBlocks resident blocks may take: the SM's shared memory divided among them, at most a
     // block's opt-in maximum; none when that many blocks of this size cannot be resident at all.
     const DeviceSpec& spec = r->device(c->device).spec();
@@ -496,11 +495,7 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CU
     GENIE_CU_RT(r);
     GENIE_CU_CTX(c, r);
     if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return reject(fn, "flags");
-    {
-      Registry& reg = registry();
-      std::lock_guard lk(reg.mu);
-      if (function_locked(func) == nullptr) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
-    }
+    if (!function_exists(func)) return reject(fn, "func", CUDA_ERROR_INVALID_HANDLE);
     *numBlocks = active_blocks(r->device(c->device).spec(), blockSize, dynamicSMemSize);
     return CUDA_SUCCESS;
   });
