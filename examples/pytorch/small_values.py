@@ -103,6 +103,15 @@ def run(r, w, dev):
         expect_eq("clip_grad_norm_ of large gradients is finite", True, bool(torch.isfinite(total)))
         dist.all_reduce(norm)
         expect_eq("an all-reduced unknown norm is finite on every rank", True, bool(torch.isfinite(norm)))
+        # A value computed from a collective's output, copied to the host without waiting (non_blocking, as
+        # Megatron's MoE dispatcher copies its all-to-all split sizes) and read after a synchronize.
+        gathered = torch.empty(w * 2, dtype=torch.long, device=dev)
+        dist.all_gather_into_tensor(gathered, torch.tensor([r, 1], device=dev))
+        splits = gathered.view(w, 2).sum(dim=0)
+        host = splits.to("cpu", non_blocking=True)
+        torch.cuda.current_stream().synchronize()
+        expect_eq("a non-blocking host copy of a value computed from an all-gather", [w * (w - 1) // 2, w],
+                  host.tolist())
         # A selection over values no kernel computed (MoE's router: top-k of logits from a GEMM) takes evenly
         # spread indices, so the tokens counted per expert are an even routing, the same on every rank.
         logits = big[: 512 * 8].view(512, 8) * 2  # a kernel's result: no value

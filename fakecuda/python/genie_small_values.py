@@ -655,8 +655,10 @@ class SmallValueMode(TorchDispatchMode):
                 return self._host_read(func, args, kwargs, tensors)
             # A copy between small CUDA tensors is an op like any other (a cast is a kernel, a memcpy moves the
             # stale bytes of a thunk's input): recorded below, after a flush if it overwrites a leaf.
+            to_host = (func is _aten._to_copy.default and kwargs.get("device") is not None
+                       and torch.device(kwargs["device"]).type == "cpu")
             d2d = (kind == _MOVER and func in _VALUE_COPIES and tensors and all(_small(t) for t in tensors)
-                   and not _has_host_tensor(args, kwargs))
+                   and not to_host and not _has_host_tensor(args, kwargs))
             if (_pending or _leaves) and tensors and (_touches_leaf(tensors) if d2d else _touches_pending(tensors)) \
                     and not torch.cuda.is_current_stream_capturing():
                 _flush_at_stream_point()
