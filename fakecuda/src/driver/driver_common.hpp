@@ -98,6 +98,10 @@ struct VmmMapping {
 std::optional<VmmMapping> vmm_find(uintptr_t p);
 
 /// Per-lookup result of the entry-point table (driver_api.cpp).
+/// The live function behind `f` (a CUfunction, or a CUkernel of a loaded library, whose function is made at its first
+/// use), nullptr when there is none (driver_module.cpp).
+CUfunction live_function(CUfunction f);
+
 enum class Lookup { kFound, kNotFound, kVersionTooLow };
 /// Looks `name` up for `cuda_version`; `ptds` selects the
 /// per-thread-default-stream variant when one exists.
