@@ -137,4 +137,45 @@ Result<KernelTable> load_kernel_table(const std::string& path) {
   return parse_kernel_table(ss.str(), path);
 }
 
+double ConvShape::macs() const {
+  double m = static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(c / std::max<int64_t>(groups, 1));
+  for (int d = 0; d < 3; ++d) m *= static_cast<double>(out[d]) * static_cast<double>(filter[d]);
+  return m;
+}
+
+double ConvShape::tensor_bytes() const {
+  double x = static_cast<double>(n) * static_cast<double>(c), y = static_cast<double>(n) * static_cast<double>(k);
+  double w = static_cast<double>(k) * static_cast<double>(c / std::max<int64_t>(groups, 1));
+  for (int d = 0; d < 3; ++d) {
+    x *= static_cast<double>(in[d]);
+    y *= static_cast<double>(out[d]);
+    w *= static_cast<double>(filter[d]);
+  }
+  return (x + y + w) * elem_bytes;
+}
+
+GemmShape ConvShape::implicit_gemm() const {
+  const int64_t g = std::max<int64_t>(groups, 1);
+  const int64_t mult = std::max<int64_t>(channel_multiple, 1);
+  auto pad = [mult](int64_t v) { return (v + mult - 1) / mult * mult; };
+  const int64_t cg = pad(c / g), kg = pad(k / g);
+  int64_t pq = n, rs = 1;
+  for (int d = 0; d < 3; ++d) {
+    pq *= out[d];
+    rs *= filter[d];
+  }
+  GemmShape s;
+  s.batch = g;
+  s.math = math;
+  s.ab_bytes = elem_bytes;
+  s.c_bytes = elem_bytes;
+  s.reads_c = false;
+  switch (pass) {
+    case ConvPass::kForward: s.m = pq, s.n = kg, s.k = cg * rs; break;
+    case ConvPass::kBackwardData: s.m = pq, s.n = cg, s.k = kg * rs; break;
+    case ConvPass::kBackwardFilter: s.m = kg, s.n = cg * rs, s.k = pq; break;
+  }
+  return s;
+}
+
 }  // namespace genie::fakecuda

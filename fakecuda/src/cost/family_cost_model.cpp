@@ -276,6 +276,24 @@ SimTime FamilyCostModel::attention(const AttentionShape& a) const {
   return max(ns(p.fixed_ns + std::max(compute_ns, memory_ns)), spec_.kernel_floor);
 }
 
+SimTime FamilyCostModel::convolution(const ConvShape& s) const {
+  const GemmShape g = s.implicit_gemm();
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return spec_.kernel_floor;
+  // Compute: the implicit GEMM as the GEMM family would tile it (tile quantisation, waves, split-K for the small
+  // grids of weight gradients), scaled by the engine's multiplies per direct multiply. A grouped convolution with
+  // few channels per group (depthwise) runs per-channel kernels, not tiles: its compute is its flops at the peak.
+  double compute_ns;
+  const int64_t groups = std::max<int64_t>(s.groups, 1);
+  if (groups > 1 && (s.c / groups < 16 || s.k / groups < 16))
+    compute_ns = 2 * s.macs() * s.flop_scale / peak_of(spec_, s.math) * 1e9;
+  else
+    compute_ns = cost::plan_gemm(spec_, params_.gemm, g).compute_ns * s.flop_scale;
+  // Memory: the tensors once each (an implicit GEMM forms its im2col tiles on chip) plus the engine's extra traffic.
+  const double memory_ns =
+      (s.tensor_bytes() + s.extra_bytes) / (spec_.hbm_bw_bytes_per_s * params_.gemm.mem_efficiency) * 1e9;
+  return max(ns(params_.gemm.fixed_ns + std::max(compute_ns, memory_ns)), spec_.kernel_floor);
+}
+
 SimTime FamilyCostModel::streaming(double bytes, double flops, GemmMath math) const {
   const double t = std::max(bytes / (spec_.hbm_bw_bytes_per_s * params_.memory.elementwise_efficiency),
                             flops / peak_of(spec_, math));

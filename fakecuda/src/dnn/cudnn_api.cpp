@@ -2,11 +2,8 @@
 // libcudnn.so.9: what a framework needs to run with cuDNN present. Version queries answer the version of the
 // nvidia-cudnn wheel the program brought (9.19 with torch 2.11+cu130, 9.26 with torch 2.15), so the framework's
 // "compiled against / found" check passes whatever its wheel (wheel_version.hpp); handles,
-// streams, callbacks and error strings keep real state. The backend (graph) API keeps every descriptor's
-// attributes, finalizes descriptors, and offers no engines: heuristics return zero configurations and execution
-// plans cannot be finalized, so cudnn-frontend reports "no valid engine" as cuDNN does for an unsupported graph.
-// docs/costmodel.md ("cuDNN") lists which PyTorch paths result (SDPA runs on flash/memory-efficient attention
-// with TORCH_CUDNN_SDPA_DEPRIORITIZED=1, which `genie run` and `genie env` set).
+// streams, callbacks and error strings keep real state. The backend (graph) API is cudnn_backend.cpp, its
+// convolution engines conv_engines.cpp, the legacy descriptor API cudnn_legacy.cpp (docs/costmodel.md "cuDNN").
 #include <cudnn.h>
 
 #include <algorithm>
@@ -24,14 +21,30 @@
 #include "genie/common/log.hpp"
 #include "genie/fakecuda/runtime.hpp"
 #include "genie/fakecuda/wheel_version.hpp"
-
-#define GENIE_CUDNN_EXPORT extern "C" __attribute__((visibility("default")))
+#include "dnn/dnn_common.hpp"
 
 using genie::enum_raw;
+using genie::fakecuda::dnn::DnnHandle;
+using genie::fakecuda::dnn::fail;
+using genie::fakecuda::dnn::find_handle;
+using genie::fakecuda::dnn::guard;
 
+namespace genie::fakecuda::dnn {
 namespace {
-
 GENIE_TLS_FAST thread_local char t_last_error[256] = "";
+
+struct HandleRegistry {
+  std::shared_mutex mu;
+  std::unordered_map<const void*, std::unique_ptr<DnnHandle>> handles;
+};
+HandleRegistry& handle_registry() {
+  static HandleRegistry* r = new HandleRegistry();  // never destroyed: used from atexit handlers
+  return *r;
+}
+}  // namespace
+
+char* last_error_buffer() { return t_last_error; }
+size_t last_error_capacity() { return sizeof(t_last_error); }
 
 cudnnStatus_t fail(const char* fn, const char* what, cudnnStatus_t st) {
   std::snprintf(t_last_error, sizeof(t_last_error), "%s: %s", fn, what);
@@ -39,79 +52,18 @@ cudnnStatus_t fail(const char* fn, const char* what, cudnnStatus_t st) {
   return st;
 }
 
-template <class F>
-cudnnStatus_t guard(const char* fn, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(fn, "out of host memory", CUDNN_STATUS_ALLOC_FAILED);
-  } catch (const std::exception& e) {
-    return fail(fn, e.what(), CUDNN_STATUS_INTERNAL_ERROR);
-  } catch (...) {
-    return fail(fn, "internal error", CUDNN_STATUS_INTERNAL_ERROR);
-  }
-}
-
-// --- handles -------------------------------------------------------------------------------------------------------
-struct DnnHandle {
-  static constexpr uint32_t kMagic = 0x63646e6eu;  // "cdnn"
-  uint32_t magic = kMagic;
-  cudaStream_t stream = nullptr;
-};
-
-struct Registry {
-  std::shared_mutex mu;
-  std::unordered_map<const void*, std::unique_ptr<DnnHandle>> handles;
-  std::unordered_map<const void*, std::unique_ptr<struct BackendDesc>> descriptors;
-};
-Registry& registry() {
-  static Registry* r = new Registry();  // never destroyed: used from atexit handlers
-  return *r;
-}
+cudnnStatus_t fail(const char* fn, const std::string& what, cudnnStatus_t st) { return fail(fn, what.c_str(), st); }
 
 DnnHandle* find_handle(const void* h) {
-  Registry& r = registry();
+  HandleRegistry& r = handle_registry();
   std::shared_lock lk(r.mu);
   auto it = r.handles.find(h);
   return it == r.handles.end() ? nullptr : it->second.get();
 }
+}  // namespace genie::fakecuda::dnn
 
-// --- backend descriptors --------------------------------------------------------------------------------------
-struct Attr {
-  int type = 0;
-  int64_t count = 0;
-  std::vector<unsigned char> bytes;
-};
-
-struct BackendDesc {
-  int type = 0;
-  bool finalized = false;
-  std::map<int, Attr> attrs;
-};
-
-/// Size of one element of a backend attribute type (cudnn_graph_v9.h: enums are int, descriptors and handles are
-/// pointers, cudnnFraction_t is two int64).
-int64_t element_size(int type) {
-  switch (type) {
-    case CUDNN_TYPE_HANDLE: case CUDNN_TYPE_VOID_PTR: case CUDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(void*);
-    case CUDNN_TYPE_BOOLEAN: return sizeof(bool);
-    case CUDNN_TYPE_INT64: return sizeof(int64_t);
-    case CUDNN_TYPE_FLOAT: return sizeof(float);
-    case CUDNN_TYPE_DOUBLE: return sizeof(double);
-    case CUDNN_TYPE_CHAR: return sizeof(char);
-    case CUDNN_TYPE_FRACTION: return sizeof(cudnnFraction_t);
-    default: return type >= 0 && type <= CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE ? static_cast<int64_t>(sizeof(int)) : 0;
-  }
-}
-
-BackendDesc* find_desc(const void* d) {
-  Registry& r = registry();
-  std::shared_lock lk(r.mu);
-  auto it = r.descriptors.find(d);
-  return it == r.descriptors.end() ? nullptr : it->second.get();
-}
-
-}  // namespace
+using genie::fakecuda::dnn::handle_registry;
+using genie::fakecuda::dnn::HandleRegistry;
 
 // --- versions, errors, callbacks ------------------------------------------------------------------------------
 namespace {
@@ -200,8 +152,9 @@ GENIE_CUDNN_EXPORT const char* cudnnGetErrorString(cudnnStatus_t status) {
 
 GENIE_CUDNN_EXPORT void cudnnGetLastErrorString(char* message, size_t max_size) {
   if (message == nullptr || max_size == 0) return;
-  std::snprintf(message, max_size, "%s", t_last_error);
-  t_last_error[0] = '\0';
+  char* last = genie::fakecuda::dnn::last_error_buffer();
+  std::snprintf(message, max_size, "%s", last);
+  last[0] = '\0';
 }
 
 GENIE_CUDNN_EXPORT cudnnStatus_t cudnnQueryRuntimeError(cudnnHandle_t handle, cudnnStatus_t* rstatus,
@@ -251,7 +204,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
       return fail("cudnnCreate", "the CUDA emulation cannot start", CUDNN_STATUS_NOT_INITIALIZED);
     auto h = std::make_unique<DnnHandle>();
     DnnHandle* p = h.get();
-    Registry& r = registry();
+    HandleRegistry& r = handle_registry();
     std::unique_lock lk(r.mu);
     r.handles.emplace(p, std::move(h));
     *handle = reinterpret_cast<cudnnHandle_t>(p);
@@ -261,7 +214,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
 
 GENIE_CUDNN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   return guard(__func__, [&] {
-    Registry& r = registry();
+    HandleRegistry& r = handle_registry();
     std::unique_lock lk(r.mu);
     if (r.handles.erase(handle) == 0) return fail("cudnnDestroy", "handle", CUDNN_STATUS_BAD_PARAM);
     return CUDNN_STATUS_SUCCESS;
@@ -281,121 +234,4 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream
   if (stream == nullptr) return fail(__func__, "streamId is null", CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
   *stream = h->stream;
   return CUDNN_STATUS_SUCCESS;
-}
-
-// --- the backend (graph) API ----------------------------------------------------------------------------------
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
-                                                              cudnnBackendDescriptor_t* descriptor) {
-  return guard(__func__, [&] {
-    if (descriptor == nullptr) return fail("cudnnBackendCreateDescriptor", "descriptor is null",
-                                           CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-    int t = enum_raw(type);
-    if (t < 0 || t > CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR)
-      return fail("cudnnBackendCreateDescriptor", "descriptorType", CUDNN_STATUS_BAD_PARAM);
-    auto d = std::make_unique<BackendDesc>();
-    d->type = t;
-    BackendDesc* p = d.get();
-    Registry& r = registry();
-    std::unique_lock lk(r.mu);
-    r.descriptors.emplace(p, std::move(d));
-    *descriptor = reinterpret_cast<cudnnBackendDescriptor_t>(p);
-    return CUDNN_STATUS_SUCCESS;
-  });
-}
-
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
-  return guard(__func__, [&] {
-    Registry& r = registry();
-    std::unique_lock lk(r.mu);
-    if (r.descriptors.erase(descriptor) == 0)
-      return fail("cudnnBackendDestroyDescriptor", "descriptor", CUDNN_STATUS_BAD_PARAM);
-    return CUDNN_STATUS_SUCCESS;
-  });
-}
-
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t descriptor) {
-  BackendDesc* d = find_desc(descriptor);
-  if (d == nullptr) return fail(__func__, "descriptor", CUDNN_STATUS_BAD_PARAM);
-  d->attrs.clear();
-  d->finalized = false;
-  return CUDNN_STATUS_SUCCESS;
-}
-
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
-  BackendDesc* d = find_desc(descriptor);
-  if (d == nullptr) return fail(__func__, "descriptor", CUDNN_STATUS_BAD_PARAM);
-  if (d->finalized) return fail(__func__, "descriptor is already finalized", CUDNN_STATUS_BAD_PARAM);
-  // No engine exists in this library, so none can be selected, configured or planned.
-  if (d->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR || d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR ||
-      d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-    return fail(__func__, "cuDNN engines are not emulated by Genie", CUDNN_STATUS_NOT_SUPPORTED);
-  d->finalized = true;
-  return CUDNN_STATUS_SUCCESS;
-}
-
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
-                                                          cudnnBackendAttributeName_t name,
-                                                          cudnnBackendAttributeType_t type, int64_t count,
-                                                          const void* elements) {
-  return guard(__func__, [&] {
-    BackendDesc* d = find_desc(descriptor);
-    if (d == nullptr) return fail("cudnnBackendSetAttribute", "descriptor", CUDNN_STATUS_BAD_PARAM);
-    if (d->finalized)
-      return fail("cudnnBackendSetAttribute", "descriptor is finalized", CUDNN_STATUS_NOT_INITIALIZED);
-    const int64_t size = element_size(enum_raw(type));
-    if (size == 0) return fail("cudnnBackendSetAttribute", "attributeType", CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE);
-    if (count < 0) return fail("cudnnBackendSetAttribute", "elementCount", CUDNN_STATUS_BAD_PARAM);
-    if (count > 0 && elements == nullptr)
-      return fail("cudnnBackendSetAttribute", "arrayOfElements is null", CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-    Attr a;
-    a.type = enum_raw(type);
-    a.count = count;
-    a.bytes.assign(static_cast<const unsigned char*>(elements), static_cast<const unsigned char*>(elements) + count * size);
-    d->attrs[enum_raw(name)] = std::move(a);
-    return CUDNN_STATUS_SUCCESS;
-  });
-}
-
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
-                                                          cudnnBackendAttributeName_t name,
-                                                          cudnnBackendAttributeType_t type, int64_t requested,
-                                                          int64_t* count, void* elements) {
-  return guard(__func__, [&] {
-    BackendDesc* d = find_desc(descriptor);
-    if (d == nullptr) return fail("cudnnBackendGetAttribute", "descriptor", CUDNN_STATUS_BAD_PARAM);
-    if (!d->finalized) return fail("cudnnBackendGetAttribute", "descriptor is not finalized",
-                                   CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED);
-    const int n = enum_raw(name);
-    // What the library computes rather than stores: no engine exists for any operation graph, and heuristics
-    // therefore return no configurations.
-    if (n == CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT || n == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
-      if (count == nullptr) return fail("cudnnBackendGetAttribute", "elementCount is null",
-                                        CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-      *count = 0;
-      if (n == CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT && elements != nullptr && requested >= 1) {
-        int64_t zero = 0;
-        std::memcpy(elements, &zero, sizeof(zero));
-        *count = 1;
-      }
-      return CUDNN_STATUS_SUCCESS;
-    }
-    auto it = d->attrs.find(n);
-    if (it == d->attrs.end())
-      return fail("cudnnBackendGetAttribute", "attribute was never set", CUDNN_STATUS_NOT_SUPPORTED);
-    if (it->second.type != enum_raw(type))
-      return fail("cudnnBackendGetAttribute", "attributeType", CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE);
-    if (count == nullptr) return fail("cudnnBackendGetAttribute", "elementCount is null",
-                                      CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-    *count = it->second.count;
-    if (elements != nullptr && requested > 0) {
-      const int64_t n_copy = std::min(requested, it->second.count);
-      std::memcpy(elements, it->second.bytes.data(), static_cast<size_t>(n_copy * element_size(it->second.type)));
-    }
-    return CUDNN_STATUS_SUCCESS;
-  });
-}
-
-GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t) {
-  if (find_handle(handle) == nullptr) return fail(__func__, "handle", CUDNN_STATUS_BAD_PARAM);
-  return fail(__func__, "cuDNN engines are not emulated by Genie", CUDNN_STATUS_NOT_SUPPORTED);
 }

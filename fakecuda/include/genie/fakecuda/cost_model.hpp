@@ -3,6 +3,7 @@
 // fitted family rules and a floor.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -88,6 +89,33 @@ struct AttentionShape {
   uint8_t elem_bytes = 2;
 };
 
+/// The gradient a convolution kernel computes.
+enum class ConvPass : uint8_t { kForward, kBackwardData, kBackwardFilter };
+
+/// One convolution as an engine runs it (cuDNN): y[n, k, out] = sum over c/groups channels and the filter window of
+/// x * w. Spatial sizes are in[] (x), filter[] (w) and out[] (y); unused dimensions are 1. The engine decides
+/// `math` (tensor cores or CUDA cores), `channel_multiple`, `flop_scale` and `extra_bytes`
+/// (docs/costmodel.md "Convolutions").
+struct ConvShape {
+  ConvPass pass = ConvPass::kForward;
+  int64_t n = 1, c = 1, k = 1, groups = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, filter{1, 1, 1}, out{1, 1, 1};
+  GemmMath math = GemmMath::kFp32;  ///< the arithmetic the engine runs on
+  uint8_t elem_bytes = 4;           ///< element size of x, w and y
+  int64_t channel_multiple = 1;     ///< C/groups and K/groups are padded up to this (a tensor-core MMA's K and N)
+  double flop_scale = 1;            ///< multiplies per direct-convolution multiply (Winograd F(2x2,3x3): 1/2.25)
+  double extra_bytes = 0;           ///< HBM traffic beyond reading the inputs and writing the output once
+
+  /// Multiply-adds of the direct convolution (the same for all three passes).
+  double macs() const;
+  /// Bytes of x, w and y, each read or written once.
+  double tensor_bytes() const;
+  /// The GEMM an implicit-GEMM engine runs, per group (batch = groups), channels padded to channel_multiple:
+  /// forward M = N*P*Q, N = K/g, K = C/g*R*S; backward data M = N*P*Q, N = C/g, K = K/g*R*S (the forward's
+  /// multiply-adds); backward filter M = K/g, N = C/g*R*S, K = N*P*Q.
+  GemmShape implicit_gemm() const;
+};
+
 /// Turns GPU work into durations. Implementations are thread-safe.
 class CostModel {
  public:
@@ -121,6 +149,8 @@ class CostModel {
   /// GPU duration of an attention problem (the FlashAttention and memory-efficient attention kernel families; Genie's
   /// cuDNN has no engines, docs/costmodel.md "cuDNN").
   virtual SimTime attention(const AttentionShape& shape) const = 0;
+  /// GPU duration of one convolution kernel (a cuDNN engine's main kernel; layout transforms are separate copies).
+  virtual SimTime convolution(const ConvShape& shape) const = 0;
   /// GPU duration of a library kernel bounded by `bytes` of HBM traffic and `flops` on `math` (BLAS level 1
   /// and 2, solvers): a roofline with the per-kernel fixed cost.
   virtual SimTime streaming(double bytes, double flops, GemmMath math) const = 0;

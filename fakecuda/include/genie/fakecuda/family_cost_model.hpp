@@ -36,6 +36,7 @@ class FamilyCostModel final : public CostModel {
   OperandRule operand_rule(std::string_view name) const override;
   SimTime gemm(const GemmShape& shape) const override;
   SimTime attention(const AttentionShape& shape) const override;
+  SimTime convolution(const ConvShape& shape) const override;
   SimTime streaming(double bytes, double flops, GemmMath math) const override;
   SimTime copy(CopyKind kind, size_t bytes, bool pinned) const override;
   SimTime memset(size_t bytes) const override;
