@@ -10,6 +10,7 @@
 
 #include "genie/common/config.hpp"
 #include "genie/common/log.hpp"
+#include "genie/fakecuda/activity.hpp"
 #include "genie/fakecuda/device_status.hpp"
 #include "genie/fakecuda/family_cost_model.hpp"
 #include "genie/fakecuda/graph.hpp"
@@ -330,10 +331,13 @@ Status Runtime::destroy_stream(Stream* s) {
 
 Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec) { return submit(s, std::move(spec), clock().now()); }
 
-Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_now) {
+Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_now, const KernelShape* shape) {
+  // Every op the runtime, NCCL and the libraries put on a stream passes here: the one place a profiler sees it.
+  ActivitySink* sink = activity_sink_.load(std::memory_order_acquire);
   if (s.capturing.load(std::memory_order_acquire)) {
     std::lock_guard lk(capture_mu_);
     if (s.capture) {
+      if (sink != nullptr) spec.activity = sink->op_submitted(s, spec, host_now, shape, true);
       Graph& g = *s.capture->graph;
       GraphNode node;
       node.spec = std::move(spec);
@@ -343,6 +347,7 @@ Result<sched::Dep> Runtime::submit(Stream& s, sched::OpSpec spec, SimTime host_n
       return sched::Dep();
     }
   }
+  if (sink != nullptr) spec.activity = sink->op_submitted(s, spec, host_now, shape, false);
   s.device().legacy_deps(s, &spec.deps);
   return s.lane().submit(std::move(spec), host_now);
 }

@@ -94,8 +94,8 @@ Result<SimTime> run_graph_nodes(Graph& g, SimTime ready, const sched::ExternalOp
           if (n.spec.action) n.spec.action();
           ends[i] = start + n.spec.duration;
         }
-        parts->push_back(sched::OpRecord{n.spec.label, start, ends[i], n.spec.kind, n.spec.bytes, n.spec.comm,
-                                         n.spec.seq});
+        parts->push_back(sched::OpRecord{n.spec.label, start, ends[i], n.spec.kind, n.spec.activity, n.spec.bytes,
+                                         n.spec.comm, n.spec.seq});
         break;
       case GraphNodeKind::kEmpty:
         ends[i] = start;

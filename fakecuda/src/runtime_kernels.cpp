@@ -170,7 +170,7 @@ Status Runtime::launch_kernel(const Kernel& k, const KernelShape& launch_shape, 
   op.kind = sched::OpKind::kKernel;
   op.duration = cost_->kernel(k.name, shape);
   SimTime now = clock().api_call(cost_->launch_overhead());
-  return submit(s, std::move(op), now).status();
+  return submit(s, std::move(op), now, &shape).status();
 }
 
 }  // namespace genie::fakecuda

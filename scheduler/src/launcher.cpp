@@ -155,8 +155,11 @@ std::string with_sanitizer_runtime(const std::string& preload) {
 std::vector<std::string> preload_libraries(const std::string& lib_dir, int cuda_major) {
   const std::string major = std::to_string(cuda_major);
   std::vector<std::string> out = {lib_dir + "/libcudart.so." + major};
+  // libcupti.so.<major>: torch links it (DT_RPATH to its wheel's copy, which wins over LD_LIBRARY_PATH), so it is
+  // preloaded like the others (docs/profiler.md).
   for (const std::string& name : {"libcublas.so." + major, "libcublasLt.so." + major, std::string("libcudnn.so.9"),
-                                 std::string("libnccl.so.2"), std::string("libnvidia-ml.so.1")}) {
+                                 "libcupti.so." + major, std::string("libnccl.so.2"),
+                                 std::string("libnvidia-ml.so.1")}) {
     const std::string path = lib_dir + "/" + name;
     if (access(path.c_str(), R_OK) == 0) out.push_back(path);
   }

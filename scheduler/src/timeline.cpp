@@ -79,6 +79,7 @@ Status Dep::status() const { return op_ && resolved() ? op_->status : Status::ok
 // ten times what a lane issuing one op per 0.1 us (twice the fastest launch, docs/BENCHMARKS.md) fills between two
 // drains. Beyond it records are counted, not kept.
 constexpr size_t kMaxUndrainedRecords = size_t{1} << 19;
+static_assert(sizeof(OpRecord) == 56, "OpRecord::activity sits in the padding after its kind");
 
 struct Timeline::Core {
   Core(ClockOptions o, bool trace) : clock(o), record_trace(trace) {}
@@ -96,6 +97,7 @@ struct Timeline::Core {
   }
   Clock clock;
   bool record_trace;
+  std::atomic<OpObserver*> observer{nullptr};  // Timeline::set_op_observer
   // Taken by every lane worker after every op (notify_completion): on lines of their own, away from the clock and
   // record_trace, which enqueuing threads read on every call.
   alignas(64) std::mutex mu;
@@ -237,8 +239,15 @@ void note_busy(Lane::State& st, OpKind kind, SimTime start, SimTime end) {
 // A completed op, under the lane's lock: its busy time and trace record, then those of its parts (OpSpec::parts).
 void note_op(Timeline::Core& core, Lane::State& st, const OpSpec& spec, SimTime start, SimTime end) {
   note_busy(st, spec.kind, start, end);
-  if (core.record_trace)
-    core.keep_record(st.records, OpRecord{spec.label, start, end, spec.kind, spec.bytes, spec.comm, spec.seq});
+  const OpRecord rec{spec.label, start, end, spec.kind, spec.activity, spec.bytes, spec.comm, spec.seq};
+  if (core.record_trace) core.keep_record(st.records, rec);
+  if (spec.activity != 0) {
+    if (OpObserver* obs = core.observer.load(std::memory_order_acquire)) {
+      const bool parts = spec.parts && !spec.parts->empty();
+      obs->op_completed(st.device, st.stream_id, rec, parts ? spec.parts->data() : nullptr,
+                        parts ? spec.parts->size() : 0);
+    }
+  }
   if (!spec.parts) return;
   for (const OpRecord& r : *spec.parts) {
     note_busy(st, r.kind, r.start, r.end);
@@ -803,6 +812,8 @@ bool Timeline::device_ran_ops(int device) const {
   }
   return false;
 }
+
+void Timeline::set_op_observer(OpObserver* observer) { core_->observer.store(observer, std::memory_order_release); }
 
 void Timeline::drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn) {
   std::vector<std::tuple<int, uint32_t, OpRecord>> host;

@@ -60,7 +60,7 @@ function(genie_add_torch name)
   if(T_RANKS EQUAL 0)
     # What `genie env` prints: the libraries genie run preloads (torch's DT_RPATH wins over LD_LIBRARY_PATH).
     set(L ${GENIE_LIB_DIR})
-    set(launch LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libnccl.so.2:${L}/libnvidia-ml.so.1
+    set(launch LD_PRELOAD=${L}/libcudart.so.13:${L}/libcublas.so.13:${L}/libcublasLt.so.13:${L}/libcudnn.so.9:${L}/libcupti.so.13:${L}/libnccl.so.2:${L}/libnvidia-ml.so.1
         LD_LIBRARY_PATH=${L} TORCH_CUDNN_SDPA_DEPRIORITIZED=1 PYTHONPATH=${L}/python ${py})
   else()
     set(launch ${GENIE_BIN} run -n ${T_RANKS} --device h200 -- ${py})

@@ -663,4 +663,19 @@ TEST(DriverApi, TensorMapEncodeTiledValidatesLikeTheDriver) {
             CUDA_ERROR_INVALID_VALUE);  // box dimension above 256
 }
 
+// Driver export tables (CUPTI and NVIDIA's cudart ask for them by UUID): a clear refusal with a null table, and
+// null arguments are invalid values, never a crash.
+TEST(DriverApi, ExportTablesAreRefusedCleanly) {
+  CUuuid id{};
+  for (int i = 0; i < 16; ++i) id.bytes[i] = static_cast<char>(i * 17);
+  const void* table = &id;
+  EXPECT_EQ(drv::cuGetExportTable(&table, &id), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(table, nullptr);
+  EXPECT_EQ(drv::cuGetExportTable(&table, &id), CUDA_ERROR_NOT_SUPPORTED);  // logged once, same answer
+  EXPECT_EQ(drv::cuGetExportTable(nullptr, &id), CUDA_ERROR_INVALID_VALUE);
+  table = &id;
+  EXPECT_EQ(drv::cuGetExportTable(&table, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(table, nullptr);
+}
+
 }  // namespace

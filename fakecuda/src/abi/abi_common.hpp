@@ -10,6 +10,7 @@
 #include "genie/common/enum_raw.hpp"
 #include "genie/common/internal_scope.hpp"
 #include "genie/common/log.hpp"
+#include "genie/fakecuda/activity.hpp"
 #include "genie/fakecuda/runtime.hpp"
 
 /// Export marker for C ABI functions (the libraries are built with -fvisibility=hidden).
@@ -51,6 +52,7 @@ cudaError_t guard(const char* fn, F&& body) noexcept {
   InternalScope internal;
   const char* outer = t_api_name;
   t_api_name = fn;
+  ApiActivityScope activity(ApiDomain::kRuntime, fn);  // a profiler's view of the call (activity.hpp)
   GENIE_LOG_TRACE(log::kFakecuda, "{}", fn);
   try {
     e = body();
@@ -64,6 +66,7 @@ cudaError_t guard(const char* fn, F&& body) noexcept {
     e = cudaErrorUnknown;
   }
   t_api_name = outer;
+  activity.set_result(static_cast<int>(e));
   if (e != cudaSuccess && e != cudaErrorNotReady) {
     record_error(e);
     GENIE_LOG_DEBUG(log::kFakecuda, "{} -> {}", fn, static_cast<int>(e));

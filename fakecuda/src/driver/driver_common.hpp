@@ -13,6 +13,7 @@
 
 #include "genie/common/internal_scope.hpp"
 #include "genie/common/log.hpp"
+#include "genie/fakecuda/activity.hpp"
 #include "genie/fakecuda/driver.hpp"
 #include "genie/fakecuda/driver_api.hpp"
 #include "genie/fakecuda/runtime.hpp"
@@ -36,6 +37,7 @@ CUresult not_supported(const char* fn) noexcept;
 template <class F>
 CUresult guard(const char* fn, F&& body) noexcept {
   InternalScope internal;
+  ApiActivityScope activity(ApiDomain::kDriver, fn);  // a profiler's view of the call (activity.hpp)
   CUresult e;
   try {
     e = body(fn);
@@ -48,6 +50,7 @@ CUresult guard(const char* fn, F&& body) noexcept {
     GENIE_LOG_ERROR(log::kFakecuda, "{}: internal error", fn);
     e = CUDA_ERROR_UNKNOWN;
   }
+  activity.set_result(static_cast<int>(e));
   if (e != CUDA_SUCCESS && e != CUDA_ERROR_NOT_READY)
     GENIE_LOG_DEBUG(log::kFakecuda, "{} -> {}", fn, static_cast<int>(e));
   return e;

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "driver_common.hpp"
@@ -190,9 +192,28 @@ CUresult cuGetErrorName(CUresult error, const char** pStr) {
   });
 }
 
-CUresult cuGetExportTable(const void** ppExportTable, const CUuuid*) {
-  if (ppExportTable != nullptr) *ppExportTable = nullptr;
-  return detail::not_supported(__func__);
+// The driver's private function tables (NVIDIA's cudart, CUPTI and other tools ask for them by UUID): Genie has
+// none, so every table id gets a clear refusal, CUDA_ERROR_NOT_SUPPORTED with a null table, which callers take as
+// "not available" and fall back from (Genie's own libcupti.so.13 asks for none). Logged once per table id.
+CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  return guard(__func__, [&](const char* fn) -> CUresult {
+    if (ppExportTable == nullptr) return reject(fn, "ppExportTable");
+    *ppExportTable = nullptr;
+    if (pExportTableId == nullptr) return reject(fn, "pExportTableId");
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string id;
+    for (char b : pExportTableId->bytes) {
+      id += kHex[static_cast<unsigned char>(b) >> 4];
+      id += kHex[static_cast<unsigned char>(b) & 0xf];
+    }
+    static std::mutex mu;
+    static std::set<std::string> seen;
+    std::lock_guard lk(mu);
+    if (seen.insert(id).second)
+      GENIE_LOG_WARN(log::kFakecuda, "{}: no driver export table {} in Genie (CUDA_ERROR_NOT_SUPPORTED); a tool "
+                     "that needs it falls back or reports it", fn, id);
+    return CUDA_ERROR_NOT_SUPPORTED;
+  });
 }
 
 // --- devices

@@ -27,6 +27,7 @@
 
 namespace genie::fakecuda {
 
+class ActivitySink;
 class Device;
 class Graph;
 struct GraphNode;
@@ -241,8 +242,12 @@ class Runtime {
   /// Submits an op on `s` at the calling thread's current host time, adding legacy-stream dependencies,
   /// or appends it to the stream's capture. Returns the completion point (empty while capturing).
   Result<sched::Dep> submit(Stream& s, sched::OpSpec spec);
-  /// Same, at a host time the caller already has (from api_call()).
-  Result<sched::Dep> submit(Stream& s, sched::OpSpec spec, SimTime host_now);
+  /// Same, at a host time the caller already has (from api_call()). `shape`: a kernel launch's shape, for the
+  /// activity sink (launch_kernel passes it).
+  Result<sched::Dep> submit(Stream& s, sched::OpSpec spec, SimTime host_now, const KernelShape* shape = nullptr);
+  /// Registers the profiler that observes API calls and stream ops (activity.hpp; nullptr: none). The sink must
+  /// live for the rest of the process. It becomes the process's activity_sink() and this timeline's op observer.
+  void set_activity_sink(ActivitySink* sink);
   /// Blocking wait for everything submitted to `s`; advances host time to its end.
   Status synchronize(Stream& s);
   /// Non-blocking: ok when all of `s`'s work is done by host time, kNotReady otherwise.
@@ -375,6 +380,7 @@ class Runtime {
   std::unordered_map<const void*, std::shared_ptr<UserObject>> user_objects_;
   std::unordered_map<const void*, std::shared_ptr<CodeLibrary>> libraries_;
 
+  std::atomic<ActivitySink*> activity_sink_{nullptr};  ///< set_activity_sink
   std::atomic<uint64_t> next_capture_id_{1};
   /// Bumped whenever a stream is destroyed: invalidates per-thread handle caches.
   std::atomic<uint64_t> stream_generation_{1};

@@ -74,7 +74,21 @@ struct OpRecord {
   const char* label;
   SimTime start, end;
   OpKind kind = OpKind::kOther;
+  uint32_t activity = 0;  ///< OpSpec::activity (in the padding after `kind`: records stay 56 bytes)
   uint64_t bytes = 0, comm = 0, seq = 0;
+};
+
+/// Watches ops as they complete, for profilers (fakecuda's ActivitySink, which the CUPTI drop-in implements). Only
+/// ops submitted with a non-zero OpSpec::activity are reported. Called on the thread that completes the op (the
+/// enqueuing thread for an op completed inline, else the lane's worker) with the lane's lock held: it must return
+/// quickly and never call into the timeline or its lanes.
+class OpObserver {
+ public:
+  virtual ~OpObserver() = default;
+  /// `op` ended on the lane of (`device`, `stream_id`) (Lane::set_identity); `parts` (`n_parts` records, null when
+  /// none) are its parts (OpSpec::parts), each with its own times and its own `activity`.
+  virtual void op_completed(int device, uint32_t stream_id, const OpRecord& op, const OpRecord* parts,
+                            size_t n_parts) noexcept = 0;
 };
 
 /// What to execute. `run`, when set, replaces `action` + `duration`: it receives the ready time and the lane's
@@ -91,6 +105,9 @@ struct OpSpec {
   /// reaches the coordinator, the lane's injection floor holds its ready time (see ExternalOp).
   bool external = false;
   OpKind kind = OpKind::kOther;
+  /// Non-zero: an OpObserver follows this op (an id it gave at submission, e.g. a CUPTI correlation), and the
+  /// timeline reports its completion to the observer (Timeline::set_op_observer).
+  uint32_t activity = 0;
   uint64_t bytes = 0;  ///< copies, memsets, collectives
   uint64_t comm = 0;   ///< collectives: communicator key
   uint64_t seq = 0;    ///< collectives: call number
@@ -219,6 +236,9 @@ class Timeline {
   static constexpr uint32_t kHostStreamBase = 0x80000000u;
   /// Drains every lane's completed-op records: fn(device, stream id, record).
   void drain_records(const std::function<void(int, uint32_t, const OpRecord&)>& fn);
+  /// Sets (nullptr: clears) the observer told of every completed op that carries an OpSpec::activity. It must
+  /// outlive every lane of this timeline (the CUPTI drop-in's lives for the process). Thread-safe.
+  void set_op_observer(OpObserver* observer);
   /// Time within [from, to) during which at least one op of class `cls` ran on a lane of `device` (ops that have
   /// completed; overlapping ops on different lanes count once per bucket). Kept in buckets of kBusyBucket for
   /// the last kBusyBuckets of them per lane, so the answer is exact to a bucket's resolution and only for windows
