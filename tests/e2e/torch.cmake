@@ -259,3 +259,22 @@ genie_add_megatron(e2e_torch_megatron_tp2_pp2 ARGS --tp 2 --pp 2 --iterations 3)
 genie_add_megatron(e2e_torch_megatron_dp4_distopt ARGS --dist-opt --overlap-grad-reduce --overlap-param-gather
                    --iterations 3)
 genie_add_megatron(e2e_torch_newest_megatron_tp2_pp2 NEWEST ARGS --tp 2 --pp 2 --iterations 3)
+
+# torch.profiler with activities=[CPU, CUDA] on Genie's libcupti.so.13 (docs/profiler.md): a small MLP's kernels,
+# copies and runtime calls in the Chrome trace, every kernel linked to its CPU op, at the report's starts and
+# durations (to Kineto's own TSC clock scale); DDP on 2 ranks also shows the NCCL kernels.
+foreach(variant single ddp_2)
+  set(ranks 1)
+  set(extra "")
+  if(variant STREQUAL ddp_2)
+    set(ranks 2)
+    set(extra --ddp)
+  endif()
+  add_test(NAME e2e_torch_profiler_${variant}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torch_profiler.sh ${GENIE_BIN} ${GENIE_TORCH_PY}
+            ${GENIE_TORCH_EXAMPLES}/profiler_timeline.py ${CMAKE_CURRENT_BINARY_DIR}/reports/profiler_${variant}
+            ${ranks} ${extra})
+  set_tests_properties(e2e_torch_profiler_${variant} PROPERTIES LABELS "e2e;torch" TIMEOUT 300 PROCESSORS 2
+    FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL |failed: [1-9]| [1-9][0-9]* failed"
+    PASS_REGULAR_EXPRESSION "profiler_timeline: 0 failed")
+endforeach()

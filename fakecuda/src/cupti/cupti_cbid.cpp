@@ -54,6 +54,9 @@ uint32_t cbid_of(ApiDomain domain, const char* name) {
   const int d = domain == ApiDomain::kRuntime ? 0 : 1;
   std::string_view n(name);
   if (n.rfind("impl_", 0) == 0) n.remove_prefix(5);  // cudart's shared bodies of a call and its _ptsz twin
+  // CUDA 13's <<<>>> enters through __cudaLaunchKernel (cbid 505), which Kineto before CUDA 13 names "INVALID" and
+  // draws no launch arrow from: reported as the cudaLaunchKernel it stands for.
+  if (n == "__cudaLaunchKernel") n = "cudaLaunchKernel";
   const auto& map = tables().by_name[d];
   auto it = map.find(std::string(n));
   return it == map.end() ? 0 : it->second;

@@ -401,7 +401,9 @@ void CuptiRecorder::record_op(const sched::OpRecord& r, int device, uint32_t str
     k.dynamicSharedMemory = static_cast<int32_t>(shape.shared_mem);
     k.correlationId = correlation;
     k.gridId = static_cast<int64_t>(correlation);
-    k.name = intern(r.label);
+    // NCCL's kernels are named ncclDevKernel_<collective>_...; tools find communication kernels by that prefix.
+    k.name = r.kind == sched::OpKind::kKernel ? intern(r.label)
+                                              : intern((std::string("ncclDevKernel_") + r.label).c_str());
     k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
   } else if (r.kind == sched::OpKind::kCopy) {
     if (!enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) return;
