@@ -257,6 +257,20 @@ TEST(CudnnBackend, HeuristicsRankTensorCoresFirstForBf16AndFallbackIsTheGenericE
   EXPECT_NE(std::find(notes.begin(), notes.end(), CUDNN_NUMERICAL_NOTE_TENSOR_CORE), notes.end());
   EXPECT_EQ(engine_index(cfgs[1], &notes), 0);
   EXPECT_TRUE(notes.empty());
+  // Asked for fewer than it has, the count says how many were written (cudnn-frontend sizes its list by it).
+  auto heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_INSTANT;
+  set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g.graph);
+  set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  ASSERT_EQ(cudnnBackendFinalize(heur), CUDNN_STATUS_SUCCESS);
+  auto one = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  int64_t written = -1;
+  ASSERT_EQ(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &written,
+                                     &one), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(written, 1);
+  EXPECT_EQ(engine_index(one), 1);
+  cudnnBackendDestroyDescriptor(one);
+  cudnnBackendDestroyDescriptor(heur);
   auto fallback = g.configs(CUDNN_HEUR_MODE_FALLBACK);
   ASSERT_EQ(fallback.size(), 1u);
   EXPECT_EQ(engine_index(fallback[0]), 0);

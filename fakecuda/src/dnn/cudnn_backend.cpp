@@ -489,6 +489,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescri
     std::unique_lock lk(r.mu);
     r.descriptors.emplace(p, std::move(d));
     *descriptor = reinterpret_cast<cudnnBackendDescriptor_t>(p);
+    GENIE_LOG_TRACE(genie::log::kFakecuda, "cudnnBackendCreateDescriptor(type {}) -> {}", t, static_cast<void*>(p));
     return CUDNN_STATUS_SUCCESS;
   });
 }
@@ -520,6 +521,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t
 
 GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
   return guard(__func__, [&] {
+    GENIE_LOG_TRACE(genie::log::kFakecuda, "cudnnBackendFinalize({})", static_cast<void*>(descriptor));
     BackendDesc* d = dnn::find_desc(descriptor);
     if (d == nullptr) return fail("cudnnBackendFinalize", "descriptor is not a live descriptor", CUDNN_STATUS_BAD_PARAM);
     if (d->state->finalized) return fail("cudnnBackendFinalize", "descriptor is already finalized", CUDNN_STATUS_BAD_PARAM);
@@ -535,6 +537,8 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor
                                                           const void* elements) {
   return guard(__func__, [&] {
     const char* fn = "cudnnBackendSetAttribute";
+    GENIE_LOG_TRACE(genie::log::kFakecuda, "{}({}, name {}, type {}, count {})", fn, static_cast<void*>(descriptor),
+                    enum_raw(name), enum_raw(type), count);
     BackendDesc* d = dnn::find_desc(descriptor);
     if (d == nullptr) return fail(fn, "descriptor is not a live descriptor", CUDNN_STATUS_BAD_PARAM);
     if (d->state->finalized) return fail(fn, "descriptor is finalized", CUDNN_STATUS_NOT_INITIALIZED);
@@ -570,11 +574,13 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor
                                                           int64_t* count, void* elements) {
   return guard(__func__, [&] {
     const char* fn = "cudnnBackendGetAttribute";
+    GENIE_LOG_TRACE(genie::log::kFakecuda, "{}({}, name {}, type {}, requested {}, count {}, elements {})", fn,
+                    static_cast<void*>(descriptor), enum_raw(name), enum_raw(type), requested,
+                    static_cast<void*>(count), elements);
     BackendDesc* d = dnn::find_desc(descriptor);
     if (d == nullptr) return fail(fn, "descriptor is not a live descriptor", CUDNN_STATUS_BAD_PARAM);
     const DescState& s = *d->state;
     if (!s.finalized) return fail(fn, "descriptor is not finalized", CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED);
-    if (count == nullptr) return fail(fn, "elementCount is null", CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
     if (requested < 0) return fail(fn, "requestedElementCount " + std::to_string(requested), CUDNN_STATUS_BAD_PARAM);
     const Attr* a = dnn::find_attr(s, enum_raw(name));
     if (a == nullptr)
@@ -583,8 +589,8 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor
       return fail(fn, "attribute " + std::to_string(enum_raw(name)) + " has type " + std::to_string(a->type) +
                           ", asked for " + std::to_string(enum_raw(type)),
                   CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE);
-    const int64_t n = std::min(requested, a->count);
-    if (n > 0 && elements == nullptr) return fail(fn, "arrayOfElements is null", CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    // cudnn-frontend asks with a null elementCount when it knows the count, and with null elements for the count.
+    const int64_t n = elements == nullptr ? 0 : std::min(requested, a->count);
     if (a->type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
       // The caller's descriptors (created by it, of the referred type) take the referred states.
       auto* ds = static_cast<cudnnBackendDescriptor_t*>(elements);
@@ -604,7 +610,9 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor
     } else if (n > 0) {
       std::memcpy(elements, a->bytes.data(), static_cast<size_t>(n * dnn::element_size(a->type)));
     }
-    *count = a->count;
+    // The count: of the elements written when the caller gave room for some (cudnn-frontend sizes its list of
+    // heuristics results by it), else of the attribute's elements.
+    if (count != nullptr) *count = n > 0 ? n : a->count;
     return CUDNN_STATUS_SUCCESS;
   });
 }
@@ -613,6 +621,8 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnn
                                                      cudnnBackendDescriptor_t pack) {
   return guard(__func__, [&] {
     const char* fn = "cudnnBackendExecute";
+    GENIE_LOG_TRACE(genie::log::kFakecuda, "{}({}, {}, {})", fn, static_cast<void*>(handle), static_cast<void*>(plan),
+                    static_cast<void*>(pack));
     dnn::DnnHandle* h = dnn::find_handle(handle);
     if (h == nullptr) return fail(fn, "handle is not a live cuDNN handle", CUDNN_STATUS_BAD_PARAM);
     BackendDesc* p = dnn::find_desc(plan);
