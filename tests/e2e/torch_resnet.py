@@ -6,7 +6,7 @@ cuDNN forward, one weight-gradient and one data-gradient convolution kernel per 
 (the first layer has no data gradient: the images need none), counted as compute; with --compare-native the same
 run with torch.backends.cudnn.enabled = False must be slower (PyTorch's im2col + GEMM path against cuDNN's
 implicit GEMM on tensor cores, docs/costmodel.md "Convolutions"); with --ddp the report holds the gradient
-all-reduces.
+all-reduces; with --compile the last step also holds Inductor's Triton kernels (each run compiles afresh).
 
     torch_resnet.py --genie BUILD/bin/genie --python .venv/bin/python --ranks N [--compare-native]
                     -- RESNET_ARGS...
@@ -49,6 +49,9 @@ def expect(what, ok, expected, actual):
 def run(args, resnet_args, report_dir):
     env = dict(os.environ)
     env["GENIE_HOST_CPU_SCALE"] = "0"  # host time = modelled API costs: step times are the GPUs'
+    if "--compile" in resnet_args:  # compile afresh: Inductor's and Triton's caches in the run's own folders
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(report_dir + "-cache", "inductor")
+        env["TRITON_CACHE_DIR"] = os.path.join(report_dir + "-cache", "triton")
     cmd = [args.genie, "run", "-n", str(args.ranks), "--device", "h200", "--stall-grace", "0.1", "--report",
            report_dir, "--", args.python, RESNET] + resnet_args
     print("run:", " ".join(cmd), flush=True)
@@ -122,6 +125,9 @@ def main():
             x = last.get(r)
             expect(f"rank {r}: the last step's compute", x is not None and x["compute_us"] > 0, "> 0",
                    x["compute_us"] if x else None)
+            if "--compile" in resnet_args:  # batch norm and activations fused into Triton kernels
+                triton = sum(1 for n in names.get(r, []) if n.startswith("triton_"))
+                expect(f"rank {r}: Inductor's Triton kernels in the last step", triton > 0, "> 0", triton)
         if "--ddp" in resnet_args:
             # One entry per rank and call (docs/report.md): the bucketed gradient all-reduces, on every rank.
             per_rank = [sum(1 for c in report.get("collectives", []) if c["op"] == "AllReduce" and c["rank"] == r)

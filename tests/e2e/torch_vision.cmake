@@ -27,3 +27,6 @@ genie_add_resnet(e2e_torch_resnet18_fp32_benchmark 1 ARGS --amp none --benchmark
 genie_add_resnet(e2e_torch_resnet18_fp16_v7 1 ENV TORCH_CUDNN_V8_API_DISABLED=1 ARGS --amp fp16)
 # torch 2.15 (cuDNN 9.26's frontend in libtorch_cuda) with DDP.
 genie_add_resnet(e2e_torch_newest_resnet18_ddp_2 2 NEWEST ARGS --ddp --channels-last)
+# torch.compile (default mode) with DDP on 2 ranks: convolutions stay on cuDNN, batch norm and activations become
+# Triton kernels (compiles afresh: ~2 min of the 2-core VM).
+genie_add_resnet(e2e_torch_resnet18_compile_ddp_2 2 ARGS --ddp --channels-last --compile default)
