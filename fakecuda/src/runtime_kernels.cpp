@@ -104,7 +104,7 @@ namespace {
 constexpr uint64_t kLargestIntOperand = uint64_t{1} << 40;
 }  // namespace
 
-double Runtime::launch_operand_bytes(const Kernel& k, const KernelShape& shape, void* const* args) {
+double Runtime::launch_operand_bytes(const Kernel& k, KernelShape& shape, void* const* args) {
   const CostModel::OperandRule rule = cost_->operand_rule(k.name);
   if (rule == CostModel::OperandRule::kNone) return 0;
   // Each parameter as the cubin lays it out: an 8-byte value inside device memory is a pointer operand (its extent
@@ -135,6 +135,12 @@ double Runtime::launch_operand_bytes(const Kernel& k, const KernelShape& shape, 
         ints.push_back(static_cast<int64_t>(v));
       }
     }
+  }
+  if (rule == CostModel::OperandRule::kTritonTemplate) {
+    if (!template_gemm(shape, extents, shape.operand_gemm)) return 0;
+    double bytes = 0;
+    for (uint64_t e : extents) bytes += static_cast<double>(e);
+    return bytes;
   }
   return operand_bytes(rule, shape, extents, ints);
 }

@@ -98,4 +98,29 @@ TEST(OperandBytes, EachOperandReachesItsExtentOrTheElementsTheArgumentsGive) {
 }
 
 }  // namespace
+TEST(TemplateGemm, MNKFromTheExtentsOfABAndTheOutput) {
+  // System: an Inductor mm template (arg_A, arg_B, out_ptr0) with A 4096 x 768, B 768 x 3072, C 4096 x 3072, bf16,
+  // each alone in its allocation; an addmm template with its bias first; a bmm template of 12 batches (grid y).
+  // Expectation: M, N, K recovered exactly, the bias ignored, the batch from the grid; fewer than three operands: none.
+  KernelShape shape;
+  int64_t g[4];
+  const uint64_t a = 4096ull * 768 * 2, b = 768ull * 3072 * 2, c = 4096ull * 3072 * 2;
+  ASSERT_TRUE(template_gemm(shape, {a, b, c}, g));
+  EXPECT_EQ(g[0], 4096);
+  EXPECT_EQ(g[1], 3072);
+  EXPECT_EQ(g[2], 768);
+  EXPECT_EQ(g[3], 1);
+  ASSERT_TRUE(template_gemm(shape, {3072 * 2, a, b, c}, g));
+  EXPECT_EQ(g[0] * g[1] * g[2], 4096ll * 3072 * 768);
+  KernelShape batched;
+  batched.grid[1] = 12;
+  ASSERT_TRUE(template_gemm(batched, {12 * 1024ull * 64 * 2, 12 * 64ull * 1024 * 2, 12 * 1024ull * 1024 * 2}, g));
+  EXPECT_EQ(g[0], 1024);
+  EXPECT_EQ(g[1], 1024);
+  EXPECT_EQ(g[2], 64);
+  EXPECT_EQ(g[3], 12);
+  EXPECT_FALSE(template_gemm(shape, {a, c}, g));
+  EXPECT_EQ(g[0], 0);
+}
+
 }  // namespace genie::fakecuda

@@ -138,6 +138,29 @@ TEST(RuntimeLibrary, AKernelWithAKnownParameterLayoutIsCostedByItsOperands) {
   EXPECT_EQ(rt.launch_operand_bytes(k, shape, same_args), 1000 * kOperandElemBytes);
   ASSERT_TRUE(rt.free_memory(in, false).is_ok());
   ASSERT_TRUE(rt.free_memory(out, false).is_ok());
+  // An Inductor template GEMM (arg_A, arg_B, out_ptr0): A 4096 x 768, B 768 x 3072, C 4096 x 3072 bf16 are a GEMM of
+  // 19 GFLOP, compute-bound: the GEMM family's time for that shape, not the memory time of its 36 MiB.
+  Kernel tem;
+  tem.name = "triton_tem_fused_mm_0";
+  tem.params = {{0, 8}, {8, 8}, {16, 8}};
+  void* a = rt.device_alloc(0, 4096 * 768 * 2).value();
+  void* b = rt.device_alloc(0, 768 * 3072 * 2).value();
+  void* c = rt.device_alloc(0, 4096 * 3072 * 2).value();
+  void* tem_args[3] = {&a, &b, &c};
+  KernelShape tem_shape;
+  tem_shape.grid[0] = 32 * 24;
+  tem_shape.block[0] = 256;
+  KernelShape read = tem_shape;
+  rt.launch_operand_bytes(tem, read, tem_args);
+  EXPECT_EQ(read.operand_gemm[0], 4096);
+  EXPECT_EQ(read.operand_gemm[1], 3072);
+  EXPECT_EQ(read.operand_gemm[2], 768);
+  GemmShape g;
+  g.m = 4096, g.n = 3072, g.k = 768, g.math = GemmMath::kBf16, g.ab_bytes = g.c_bytes = 2, g.reads_c = false;
+  const double gemm_ms = rt.cost_model().gemm(g).to_ms();
+  EXPECT_NEAR(launch_ms(rt, tem, tem_shape, tem_args), gemm_ms, 1e-6);
+  EXPECT_GT(gemm_ms, 2 * rt.cost_model().kernel(tem.name, tem_shape).to_ms());  // the launch shape alone: far less
+  for (void* p : {a, b, c}) ASSERT_TRUE(rt.free_memory(p, false).is_ok());
 }
 
 TEST(RuntimeLibrary, ImageOfUnknownNamesTakesAnyKernelName) {

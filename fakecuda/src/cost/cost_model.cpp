@@ -3,6 +3,7 @@
 #include "genie/fakecuda/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -84,6 +85,28 @@ double operand_bytes(CostModel::OperandRule rule, const KernelShape& shape, cons
   double bytes = 0;
   for (uint64_t e : extents) bytes += std::min(static_cast<double>(e), cap);
   return bytes;
+}
+
+bool template_gemm(const KernelShape& shape, const std::vector<uint64_t>& extents, int64_t out[4]) {
+  for (int i = 0; i < 4; ++i) out[i] = 0;
+  if (extents.size() < 3) return false;
+  const double batch = shape.grid[1] > 1 ? static_cast<double>(shape.grid[1]) : 1.0;
+  const double c = static_cast<double>(extents.back()) / batch;
+  // The two largest operands before the output, in parameter order (an addmm's bias comes first and is small).
+  std::vector<size_t> inputs(extents.size() - 1);
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = i;
+  std::stable_sort(inputs.begin(), inputs.end(), [&](size_t x, size_t y) { return extents[x] > extents[y]; });
+  const size_t ia = std::min(inputs[0], inputs[1]), ib = std::max(inputs[0], inputs[1]);
+  const double a = static_cast<double>(extents[ia]) / batch, b = static_cast<double>(extents[ib]) / batch;
+  if (a <= 0 || b <= 0 || c <= 0) return false;
+  const double e = kTemplateElemBytes;
+  const double m = std::max(1.0, std::sqrt(a * c / (b * e)));
+  const double n = std::max(1.0, c / (m * e)), k = std::max(1.0, a / (m * e));
+  out[0] = std::llround(m);
+  out[1] = std::llround(n);
+  out[2] = std::llround(k);
+  out[3] = static_cast<int64_t>(batch);
+  return true;
 }
 
 Result<KernelTable> parse_kernel_table(const std::string& text, const std::string& origin) {

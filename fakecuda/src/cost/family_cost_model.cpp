@@ -143,7 +143,20 @@ KernelEstimate FamilyCostModel::explain_kernel(std::string_view name, const Kern
   using cost::KernelFamily;
   const cost::KernelInfo& k = ni.info;
   SimTime t;
-  if ((k.family == KernelFamily::kAttentionForward || k.family == KernelFamily::kAttentionBackward) && !k.aux) {
+  if (k.operands == OperandRule::kTritonTemplate && shape.operand_gemm[0] > 0) {
+    // An Inductor template GEMM: the GEMM family on the M, N, K its operands imply (template_gemm), bf16.
+    GemmShape g;
+    g.m = shape.operand_gemm[0], g.n = shape.operand_gemm[1], g.k = shape.operand_gemm[2];
+    g.batch = std::max<int64_t>(shape.operand_gemm[3], 1);
+    g.math = GemmMath::kBf16;
+    g.ab_bytes = g.c_bytes = static_cast<uint8_t>(kTemplateElemBytes);
+    g.reads_c = false;
+    t = gemm(g);
+    e.flops = g.flops();
+    e.bytes = g.bytes();
+    e.from_operands = true;
+  } else if ((k.family == KernelFamily::kAttentionForward || k.family == KernelFamily::kAttentionBackward) &&
+             !k.aux) {
     AttentionShape a = cost::attention_shape(k, shape);
     t = attention(a);
     double pairs = static_cast<double>(a.seq_q) * a.seq_kv * (a.causal ? 0.5 : 1.0);
@@ -182,6 +195,8 @@ SimTime FamilyCostModel::kernel(std::string_view name, const KernelShape& shape)
                  (uint64_t{shape.block[2]} << 10));
   h = mix(h, shape.shared_mem ^ (static_cast<uint64_t>(shape.row_length) << 24));
   h = mix(h, static_cast<uint64_t>(shape.operand_bytes));
+  h = mix(h, static_cast<uint64_t>(shape.operand_gemm[0]) * 31 + static_cast<uint64_t>(shape.operand_gemm[1]) * 17 +
+                 static_cast<uint64_t>(shape.operand_gemm[2]));
   KernelSlot& s = c.kernels[h & (kKernelSlots - 1)];
   if (s.model == id_ && s.ptr == name.data() && s.len == name.size() && s.shape == shape &&
       std::memcmp(s.name.data(), name.data(), name.size()) == 0)

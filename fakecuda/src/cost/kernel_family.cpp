@@ -267,6 +267,8 @@ KernelInfo classify_kernel(std::string_view name) {
     k.operands = Rule::kTritonPointwise;
   else if (d.rfind("triton_red_", 0) == 0 || d.rfind("triton_per_", 0) == 0)
     k.operands = Rule::kTritonReduction;
+  else if (d.rfind("triton_tem_", 0) == 0)
+    k.operands = Rule::kTritonTemplate;
   else if (k.family == KernelFamily::kUnknown)
     k.operands = Rule::kLaunchShape;
   return k;

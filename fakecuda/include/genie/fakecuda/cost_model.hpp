@@ -34,13 +34,17 @@ struct KernelShape {
   /// Bytes of device memory the kernel's operands span, estimated at launch from its pointer and integer arguments
   /// (CostModel::operand_rule, operand_bytes); 0 when unknown.
   double operand_bytes = 0;
+  /// M, N, K and batch of a template GEMM estimated at launch from its operands' extents (template_gemm); 0 when
+  /// the kernel is none.
+  int64_t operand_gemm[4] = {0, 0, 0, 0};
   uint64_t threads() const {
     return uint64_t{grid[0]} * grid[1] * grid[2] * block[0] * block[1] * block[2];
   }
   bool operator==(const KernelShape& o) const {
-    return std::tie(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, row_length, operand_bytes) ==
+    return std::tie(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, row_length, operand_bytes,
+                    operand_gemm[0], operand_gemm[1], operand_gemm[2], operand_gemm[3]) ==
            std::tie(o.grid[0], o.grid[1], o.grid[2], o.block[0], o.block[1], o.block[2], o.shared_mem, o.row_length,
-                    o.operand_bytes);
+                    o.operand_bytes, o.operand_gemm[0], o.operand_gemm[1], o.operand_gemm[2], o.operand_gemm[3]);
   }
 };
 
@@ -139,6 +143,7 @@ class CostModel {
     kTritonPointwise,  ///< Triton pointwise: elements = the last integer argument (x the one before on a 2-D grid)
     kTritonReduction,  ///< Triton reduction: elements = the last two integer arguments (xnumel x r0_numel)
     kLaunchShape,      ///< any other kernel: elements = threads x kOperandElemsPerThread
+    kTritonTemplate,   ///< Inductor's template GEMMs (triton_tem_*): a GEMM estimated from the extents (template_gemm)
   };
   virtual OperandRule operand_rule(std::string_view name) const {
     (void)name;
@@ -173,6 +178,15 @@ inline constexpr double kOperandElemBytes = 4;
 /// there is no device pointer (the launch-shape rule applies).
 double operand_bytes(CostModel::OperandRule rule, const KernelShape& shape, const std::vector<uint64_t>& extents,
                      const std::vector<int64_t>& ints);
+
+/// The GEMM of an Inductor template kernel (triton_tem_*) from its operands' extents in parameter order: the last
+/// is the output C (M x N), the two largest before it A (M x K) and B (K x N), `kTemplateElemBytes` per element
+/// (bf16 under autocast); a grid with y > 1 is a batched GEMM of grid.y (Inductor's bmm template). Then
+/// M = sqrt(|A| |C| / (|B| e)), N = |C| / (M e), K = |A| / (M e). Extents reach to the end of their allocations,
+/// so a tensor that shares one is overestimated. Writes {M, N, K, batch}; false (and zeros) with fewer than three
+/// operands.
+bool template_gemm(const KernelShape& shape, const std::vector<uint64_t>& extents, int64_t out[4]);
+inline constexpr double kTemplateElemBytes = 2;
 
 /// Longest kernel duration a kernel table or an imported trace may give: one hour. Longer is a unit mistake
 /// (ns taken for us) or a corrupt file, and far longer would not fit SimTime's int64 nanoseconds.

@@ -339,8 +339,9 @@ class Runtime {
   /// parameter layout is known (Kernel::params), its pointer and integer operands (CostModel::operand_rule).
   Status launch_kernel(const struct Kernel& k, const KernelShape& shape, Stream& s, void* const* args = nullptr);
   /// KernelShape::operand_bytes of a launch of `k` (its parameter layout known) with `args`; 0 when the cost model
-  /// does not cost `k` by its operands or no argument points into device memory.
-  double launch_operand_bytes(const struct Kernel& k, const KernelShape& shape, void* const* args);
+  /// does not cost `k` by its operands or no argument points into device memory. For a template GEMM
+  /// (OperandRule::kTritonTemplate) it also sets shape.operand_gemm (template_gemm).
+  double launch_operand_bytes(const struct Kernel& k, KernelShape& shape, void* const* args);
 
   /// Graph executables share the Graph type (an instantiated copy).
   Result<Graph*> instantiate(Graph& g);
