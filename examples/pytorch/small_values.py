@@ -120,6 +120,12 @@ def run(r, w, dev):
         expect_eq("tokens per expert of a top-2 routing of 512 tokens over 8 experts", [128] * 8, per_expert.tolist())
         expect_eq("argmax over values no kernel computed spreads evenly", [0, 1, 2, 3],
                   torch.argmax(logits, dim=1)[:4].tolist())
+        # Megatron's permute selects the router's probabilities (a kernel's: no value) with the routing map (known):
+        # the result has as many elements as the map has true ones, although its values are unknown.
+        routing = torch.zeros_like(logits).scatter(1, idx, 1).bool().T.contiguous()
+        probs = torch.softmax(logits, dim=-1).T.contiguous()
+        expect_eq("unknown values selected by a known mask: its count", 1024, probs.masked_select(routing).numel())
+        expect_eq("... and by boolean indexing", 1024, probs[routing].numel())
         expect_true("the mechanism evaluated thunks", gsv.stats()["evaluated"] > 0)
         print(f"small_values stats rank {r}: {gsv.stats()}", flush=True)
 

@@ -49,7 +49,7 @@ _MAX_DEPTH = 64
 
 _lock = threading.RLock()
 _aten_ops = torch.ops.aten
-_stats = {"shadowed": 0, "zeroed": 0, "host_reads": 0, "evaluated": 0, "flushes": 0, "eval_errors": 0}
+_stats = {"shadowed": 0, "zeroed": 0, "host_reads": 0, "evaluated": 0, "flushes": 0, "eval_errors": 0, "sized": 0}
 
 
 def stats():
@@ -723,7 +723,10 @@ class SmallValueMode(TorchDispatchMode):
         host), then the CPU computes the result from the inputs' values and the host writes it."""
         out = _real(func, args, kwargs)
         if not all(_is_known(t.untyped_storage()) for t in tensors):
-            return out  # an input no copy or collective wrote holds no value to compute with
+            # An input no copy or collective wrote holds no value to compute with. Where only the selected values
+            # are unknown and the mask or indices that decide the result's size are known, the size still is.
+            sized = _sized_from_known_mask(func, args, kwargs, out)
+            return out if sized is None else sized
         if func is _aten.index.Tensor and not any(
                 i is not None and i.dtype in (torch.bool, torch.uint8) for i in args[1]):
             # Integer indices: a static shape, no synchronisation; record it like any other op.
@@ -752,6 +755,39 @@ class SmallValueMode(TorchDispatchMode):
         if isinstance(value, (tuple, list)):
             return type(value)(_to_device(v, like) if isinstance(v, torch.Tensor) else v for v in value)
         return value
+
+
+# Ops whose first argument gives only the values of the result, and the others (a mask, indices) its size:
+# Megatron MoE's permute selects the router's probabilities (computed by kernels: unknown) with its routing map
+# (small, known). Their real kernels count the mask's true elements in device memory no kernel wrote.
+_VALUES_FROM_FIRST = (_aten.masked_select.default, _aten.index.Tensor)
+
+
+def _sized_from_known_mask(func, args, kwargs, out):
+    """The result of `func` with the size its known mask or indices give (values unknown), or None."""
+    if func not in _VALUES_FROM_FIRST or not args or torch.cuda.is_current_stream_capturing():
+        return None
+    first = args[0]
+    if not isinstance(first, torch.Tensor) or not isinstance(out, torch.Tensor):
+        return None
+    rest = []
+    _cuda_tensors(list(args[1:]), rest)
+    _cuda_tensors(list(kwargs.values()), rest)
+    if not rest or not all(_is_known(t.untyped_storage()) for t in rest):
+        return None
+    conv = lambda a: _cpu_value(a) if isinstance(a, torch.Tensor) and a.is_cuda else (  # noqa: E731
+        [conv(x) for x in a] if isinstance(a, list) else a)
+    try:
+        shape = func(torch.zeros(first.shape, dtype=first.dtype), *[conv(a) for a in args[1:]],
+                     **{k: conv(v) for k, v in kwargs.items()}).shape
+    except Exception as e:  # noqa: BLE001
+        _stats["eval_errors"] += 1
+        _warn(f"cannot size {func} on the CPU ({type(e).__name__}: {e})")
+        return None
+    _stats["sized"] += 1
+    if tuple(shape) == tuple(out.shape):
+        return out
+    return torch.empty(shape, dtype=out.dtype, device=out.device)
 
 
 _mode = None

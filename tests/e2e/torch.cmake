@@ -259,6 +259,9 @@ genie_add_megatron(e2e_torch_megatron_tp2_pp2 ARGS --tp 2 --pp 2 --iterations 3)
 genie_add_megatron(e2e_torch_megatron_dp4_distopt ARGS --dist-opt --overlap-grad-reduce --overlap-param-gather
                    --iterations 3)
 genie_add_megatron(e2e_torch_newest_megatron_tp2_pp2 NEWEST ARGS --tp 2 --pp 2 --iterations 3)
+# MoE: 4 experts, expert parallelism 2 (all-to-all token dispatcher with the router's data-dependent token counts),
+# data parallelism 4 for the dense parameters.
+genie_add_megatron(e2e_torch_megatron_moe_ep2 ARGS --experts 4 --ep 2 --iterations 3)
 
 # torch.profiler with activities=[CPU, CUDA] on Genie's libcupti.so.13 (docs/profiler.md): a small MLP's kernels,
 # copies and runtime calls in the Chrome trace, every kernel linked to its CPU op, at the report's starts and
@@ -278,3 +281,10 @@ foreach(variant single ddp_2)
     FIXTURES_REQUIRED torch_venv FAIL_REGULAR_EXPRESSION "^FAIL |failed: [1-9]| [1-9][0-9]* failed"
     PASS_REGULAR_EXPRESSION "profiler_timeline: 0 failed")
 endforeach()
+# The same on torch 2.15 (its Kineto, libcupti.so.13 of CUDA 13.2's wheels).
+add_test(NAME e2e_torch_newest_profiler_single
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torch_profiler.sh ${GENIE_BIN} ${GENIE_TORCH_NEWEST_PY}
+          ${GENIE_TORCH_EXAMPLES}/profiler_timeline.py ${CMAKE_CURRENT_BINARY_DIR}/reports/profiler_newest_single 1)
+set_tests_properties(e2e_torch_newest_profiler_single PROPERTIES LABELS "e2e;torch" TIMEOUT 300 PROCESSORS 2
+  FIXTURES_REQUIRED torch_venv_newest FAIL_REGULAR_EXPRESSION "^FAIL |failed: [1-9]| [1-9][0-9]* failed"
+  PASS_REGULAR_EXPRESSION "profiler_timeline: 0 failed")
