@@ -93,8 +93,10 @@ void register_run_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "core", "none"}));
   cmd->add_option("--app-clock", app_clock,
                   "What the program's own clock reads return (GENIE_APP_CLOCK): wall, or virtual for programs that time "
-                  "their work with the clock, like nccl-tests (not for programs that wait with clock-based timeouts)")
-      ->check(CLI::IsMember({"wall", "virtual"}));
+                  "their work with the clock, like nccl-tests (not for programs that wait with clock-based timeouts), "
+                  "or python: Python's time.time and time.perf_counter read virtual time, every other clock the real "
+                  "one (PyTorch and Megatron programs)")
+      ->check(CLI::IsMember({"wall", "virtual", "python"}));
   cmd->add_option("--fabric", fabric,
                   "sim[:TOPOLOGY] (shared memory, timed by netsim; the default) or real[:PROVIDER] (libfabric tcp, "
                   "shm, verbs, efa; implies --clock realtime)");

@@ -5,6 +5,10 @@ this file at start-up (the `site` module imports `sitecustomize`). It does two t
 1. It runs the sitecustomize that this one hides (Debian's, a virtual environment's), if there is one.
 2. When the program imports torch, it installs genie_small_values (docs/pytorch.md, "Small values"), unless
    GENIE_TORCH_SMALL_VALUES=0. A program that never imports torch pays for one import hook and nothing else.
+3. With GENIE_APP_CLOCK=python (`genie run --app-clock python`), time.time, time.time_ns, time.perf_counter and
+   time.perf_counter_ns read the calling thread's virtual time (libcudart's genie_app_clock_ns) once the CUDA
+   emulation has started, and the real clock before; time.monotonic and every C clock stay real, so timeouts keep
+   working (docs/pytorch.md, "Clocks").
 """
 import importlib.abc
 import importlib.machinery
@@ -50,6 +54,42 @@ class _TorchHook(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _install_python_clock():
+    """Python's own time-of-day and performance counters on the virtual clock (GENIE_APP_CLOCK=python)."""
+    import ctypes
+    import time
+
+    lib = None
+    for name in ("libcudart.so.13", "libcudart.so.12"):
+        try:
+            lib = ctypes.CDLL(name)
+            if hasattr(lib, "genie_app_clock_ns"):
+                break
+        except OSError:
+            lib = None
+    if lib is None or not hasattr(lib, "genie_app_clock_ns"):
+        print("[genie] GENIE_APP_CLOCK=python: Genie's libcudart is not loaded; Python's clocks stay real",
+              file=sys.stderr)
+        return
+    now = lib.genie_app_clock_ns
+    now.restype = ctypes.c_int64
+    now.argtypes = [ctypes.c_int]
+    real_time_ns, real_perf_ns = time.time_ns, time.perf_counter_ns
+
+    def time_ns():
+        v = now(1)
+        return v if v >= 0 else real_time_ns()
+
+    def perf_counter_ns():
+        v = now(0)
+        return v if v >= 0 else real_perf_ns()
+
+    time.time_ns = time_ns
+    time.perf_counter_ns = perf_counter_ns
+    time.time = lambda: time_ns() / 1e9
+    time.perf_counter = lambda: perf_counter_ns() / 1e9
+
+
 try:
     _chain()
 except Exception as e:  # noqa: BLE001 - a broken sitecustomize elsewhere must not stop the program
@@ -57,3 +97,9 @@ except Exception as e:  # noqa: BLE001 - a broken sitecustomize elsewhere must n
 
 if os.environ.get("GENIE_TORCH_SMALL_VALUES", "1").lower() not in ("0", "false", "off", "no"):
     sys.meta_path.insert(0, _TorchHook())
+
+if os.environ.get("GENIE_APP_CLOCK", "") == "python":
+    try:
+        _install_python_clock()
+    except Exception as e:  # noqa: BLE001 - never break the program's start
+        print(f"[genie] GENIE_APP_CLOCK=python not installed: {type(e).__name__}: {e}", file=sys.stderr)

@@ -62,8 +62,10 @@ const config::Param<std::string> kAppClock{
     "app_clock", "wall",
     "What the program's clock reads return (clock_gettime on CLOCK_MONOTONIC/REALTIME and their variants, "
     "gettimeofday): wall (the real clock) or virtual (the calling thread's virtual host time, offset from the "
-    "real clock at start-up), for programs that time their own work, like nccl-tests.",
-    {"wall", "virtual"}};
+    "real clock at start-up), for programs that time their own work, like nccl-tests; python: the C clocks stay "
+    "real (C++ timeouts: TCPStore, NCCL's watchdog) and Python's time.time and time.perf_counter (and their _ns "
+    "forms) read virtual time, time.monotonic real (Megatron's timers and logs, Python's queue and thread timeouts).",
+    {"wall", "virtual", "python"}};
 const config::Param<bool> kShareable{
     "fakecuda.shareable_memory", true,
     "Back device memory with memfds so NCCL peers in other processes read it in place (off: anonymous memory; "

@@ -259,6 +259,10 @@ genie_add_megatron(e2e_torch_megatron_tp2_pp2 ARGS --tp 2 --pp 2 --iterations 3)
 genie_add_megatron(e2e_torch_megatron_dp4_distopt ARGS --dist-opt --overlap-grad-reduce --overlap-param-gather
                    --iterations 3)
 genie_add_megatron(e2e_torch_newest_megatron_tp2_pp2 NEWEST ARGS --tp 2 --pp 2 --iterations 3)
+# GENIE_APP_CLOCK=python (genie run --app-clock python): Python's time.time / perf_counter and Megatron's timers read
+# the virtual clock (the same GPU work as CUDA events), time.monotonic, threading timeouts and the TCPStore stay real.
+genie_add_torch(e2e_torch_app_clock_python_2 RANKS 2 REGEX "\\[rank1\\]: app_clock rank 1: 0 failed"
+  ENV GENIE_APP_CLOCK=python ARGS ${GENIE_TORCH_EXAMPLES}/app_clock.py)
 # MoE: 4 experts, expert parallelism 2 (all-to-all token dispatcher with the router's data-dependent token counts),
 # data parallelism 4 for the dense parameters.
 genie_add_megatron(e2e_torch_megatron_moe_ep2 ARGS --experts 4 --ep 2 --iterations 3)

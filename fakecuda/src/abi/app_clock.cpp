@@ -3,7 +3,8 @@
 // gettimeofday) answer the calling thread's virtual host time, so programs that time themselves with the
 // clock (nccl-tests times with std::chrono::steady_clock) print modelled times. Genie's own threads and calls
 // made inside Genie's API read the real clock (InternalScope). Off by default: a program that waits with
-// timeouts computed from the clock (Python's threading, TCPStore) must see real time.
+// timeouts computed from the clock (Python's threading, TCPStore) must see real time. GENIE_APP_CLOCK=python
+// leaves the C clocks real and gives Python's time.time / perf_counter virtual time (genie_app_clock_ns).
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -62,12 +63,13 @@ bool is_monotonic(clockid_t id) {
 }
 bool is_realtime(clockid_t id) { return id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE; }
 
-// The calling thread's virtual host time, or -1 when the real clock must answer.
-int64_t virtual_now_ns(clockid_t id) {
+// The calling thread's virtual host time, or -1 when the real clock must answer. `any_mode`: whatever
+// GENIE_APP_CLOCK says (genie_app_clock_ns, which Python's time functions call under GENIE_APP_CLOCK=python).
+int64_t virtual_now_ns(clockid_t id, bool any_mode = false) {
   if (internal_depth() > 0 || !(is_monotonic(id) || is_realtime(id))) return -1;
   // Before the program's first CUDA call the real clock answers (virtual time has not started).
   Runtime* rt = Runtime::existing();
-  if (!rt || !rt->options().app_clock_virtual || !rt->clock().is_virtual()) return -1;
+  if (!rt || !(any_mode || rt->options().app_clock_virtual) || !rt->clock().is_virtual()) return -1;
   InternalScope internal;  // sampling the thread's CPU clock reads clocks too
   const int64_t vt = rt->clock().now().count_ns();
   return (is_monotonic(id) ? g_base_mono_ns : g_base_real_ns) + vt;
@@ -93,4 +95,13 @@ extern "C" __attribute__((visibility("default"))) int gettimeofday(struct timeva
   tv->tv_sec = static_cast<time_t>(v / 1000000000);
   tv->tv_usec = static_cast<suseconds_t>((v % 1000000000) / 1000);
   return 0;
+}
+
+// GENIE_APP_CLOCK=python (sitecustomize.py): Python's time.time / time.perf_counter (and their _ns forms) call this
+// through ctypes, while the C clocks stay real, so a Python program's own timing reads virtual time and the
+// timeouts of C++ code (TCPStore, the NCCL watchdog) and of Python's time.monotonic read the real one.
+// `realtime` selects CLOCK_REALTIME's offset (time.time) over CLOCK_MONOTONIC's (time.perf_counter). -1 while the
+// runtime has not started or its clock is not virtual: the caller then reads the real clock.
+extern "C" __attribute__((visibility("default"))) int64_t genie_app_clock_ns(int realtime) {
+  return genie::fakecuda::virtual_now_ns(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, /*any_mode=*/true);
 }
