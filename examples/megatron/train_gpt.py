@@ -45,6 +45,9 @@ def parse(argv=None):
     p.add_argument("--vpp", type=int, default=0, help="layers per virtual pipeline stage (interleaved 1F1B)")
     p.add_argument("--cp", type=int, default=1)
     p.add_argument("--ep", type=int, default=1)
+    p.add_argument("--etp", type=int, default=1,
+                   help="expert tensor parallelism (MoE; Megatron's default is --tp, which its MoE layers with biases "
+                        "refuse: 'Bias in Moe is only supported when ETP==1')")
     p.add_argument("--experts", type=int, default=0, help="MoE: experts per layer (0: dense)")
     p.add_argument("--topk", type=int, default=2)
     p.add_argument("--dist-opt", action="store_true", help="the distributed optimizer")
@@ -56,6 +59,34 @@ def parse(argv=None):
                    help="pretrain_gpt.py's default fusions (bias-GeLU, bias-dropout-add, masked softmax)")
     p.add_argument("--clip-grad", type=float, default=1.0)
     return p.parse_args(argv)
+
+
+class SequenceParallelLayerNorm(torch.nn.LayerNorm):
+    """torch.nn.LayerNorm for megatron-core's layer spec under sequence parallelism. Each rank normalizes its slice
+    of the sequence, so its parameters' gradients are partial sums: marked `sequence_parallel`, Megatron all-reduces
+    them over the TP group (finalize_model_grads), as it does for apex's FusedLayerNorm and TE's LayerNorm.
+    megatron-core's own fallback without either (WrappedTorchNorm) refuses sequence parallelism, and neither apex nor
+    Transformer Engine's PyTorch extension installs from PyPI without a CUDA build (docs/megatron.md)."""
+
+    def __init__(self, config, hidden_size, eps=1e-5, **_):
+        super().__init__(hidden_size, eps=eps, dtype=config.params_dtype)
+        for p in self.parameters():
+            setattr(p, "sequence_parallel", config.sequence_parallel)
+
+
+def sequence_parallel_spec(layer_spec, cfg, vp_stage):
+    """The local layer spec with SequenceParallelLayerNorm for the layers' norms and the block's final norm."""
+    import copy
+
+    from megatron.core.transformer.spec_utils import ModuleSpec
+    from megatron.core.transformer.transformer_block import (TransformerBlock, TransformerBlockSubmodules,
+                                                             get_num_layers_to_build)
+    layer = copy.deepcopy(layer_spec)
+    layer.submodules.input_layernorm = SequenceParallelLayerNorm
+    layer.submodules.pre_mlp_layernorm = SequenceParallelLayerNorm
+    n = get_num_layers_to_build(cfg, vp_stage=vp_stage)
+    return ModuleSpec(module=TransformerBlock, submodules=TransformerBlockSubmodules(
+        layer_specs=[layer] * n, layer_norm=SequenceParallelLayerNorm))
 
 
 def main(argv=None):
@@ -94,7 +125,8 @@ def main(argv=None):
         vpp = layers // (args.pp * args.vpp)
     ps.initialize_model_parallel(tensor_model_parallel_size=args.tp, pipeline_model_parallel_size=args.pp,
                                  virtual_pipeline_model_parallel_size=vpp, context_parallel_size=args.cp,
-                                 expert_model_parallel_size=args.ep)
+                                 expert_model_parallel_size=args.ep,
+                                 expert_tensor_parallel_size=args.etp if args.experts else None)
     dp = ps.get_data_parallel_world_size()
     global_batch = args.global_batch or args.micro_batch * dp * max(args.pp, 1)
     micro_batches = global_batch // (args.micro_batch * dp)
@@ -110,6 +142,7 @@ def main(argv=None):
         tensor_model_parallel_size=args.tp, pipeline_model_parallel_size=args.pp,
         virtual_pipeline_model_parallel_size=vpp, context_parallel_size=args.cp,
         expert_model_parallel_size=args.ep, sequence_parallel=args.sp,
+        expert_tensor_parallel_size=args.etp if args.experts else None,
         num_moe_experts=args.experts or None, moe_router_topk=args.topk if args.experts else 2,
         moe_token_dispatcher_type="alltoall", moe_aux_loss_coeff=1e-2 if args.experts else 0.0,
         bf16=not args.fp32, params_dtype=dtype, pipeline_dtype=dtype, autocast_dtype=dtype,
@@ -128,7 +161,8 @@ def main(argv=None):
     for i in range(chunks):
         pre = ps.is_pipeline_first_stage(ignore_virtual=False, vp_stage=i if vpp else None)
         post = ps.is_pipeline_last_stage(ignore_virtual=False, vp_stage=i if vpp else None)
-        m = GPTModel(config=cfg, transformer_layer_spec=spec, vocab_size=vocab, max_sequence_length=args.seq,
+        layer_spec = sequence_parallel_spec(spec, cfg, i if vpp else None) if args.sp else spec
+        m = GPTModel(config=cfg, transformer_layer_spec=layer_spec, vocab_size=vocab, max_sequence_length=args.seq,
                      pre_process=pre, post_process=post, share_embeddings_and_output_weights=True,
                      position_embedding_type="learned_absolute", vp_stage=i if vpp else None)
         m.cuda()

@@ -194,12 +194,14 @@ genie_add_gpt(e2e_torch_gpt_tp2_ddp 4 ARGS ${GPT_TINY} --tp 2 --ddp)
 # compiled model's triton_* kernels in the last step of every rank, counted as compute; with reduce-overhead the last
 # step is a CUDA graph replay (its nodes traced one by one). Each run compiles afresh (torch_gpt.py gives it its own
 # Inductor and Triton cache folders). DDP on 4 ranks hung before python_gil.hpp (a compile-time torch.tensor on the
-# GPU synchronized, holding the GIL, behind a small-value host function). max-autotune is not in the suite: it runs
-# (gpt-tiny, 1 rank: 335 s on the 2-core VM), docs/pytorch.md.
+# GPU synchronized, holding the GIL, behind a small-value host function). max-autotune (label slow: ~6 min of the
+# 2-core VM, most of it compiling autotuning candidates whose benchmarks read modelled times) picks template GEMMs
+# costed by their M, N, K (docs/costmodel.md "Kernels costed by their operands").
 set(GPT_COMPILE --model gpt-tiny --batch 4 --seq 128 --steps 4)
 genie_add_gpt(e2e_torch_gpt_compile_single 1 KERNELS triton_ ARGS ${GPT_COMPILE} --compile default)
 genie_add_gpt(e2e_torch_gpt_compile_ddp_4 4 KERNELS triton_ PATTERN ddp ARGS ${GPT_COMPILE} --ddp --compile default)
 genie_add_gpt(e2e_torch_gpt_compile_reduce_overhead 1 KERNELS triton_ ARGS ${GPT_COMPILE} --compile reduce-overhead)
+genie_add_gpt(e2e_torch_gpt_compile_max_autotune 1 LABEL slow KERNELS triton_ ARGS ${GPT_COMPILE} --compile max-autotune)
 genie_add_gpt(e2e_torch_newest_gpt_compile_ddp_2 2 NEWEST KERNELS triton_ PATTERN ddp
   ARGS ${GPT_COMPILE} --ddp --compile default)
 # The headline: GPT-2 small (124M) on one emulated H200, batch 8 x 1024 tokens.
@@ -247,11 +249,14 @@ genie_add_gpt(e2e_torch_newest_gpt_tp_4_pgnccl 4 NEWEST PATTERN tp ENV TORCH_DIS
 # communicator against the pattern Megatron's design dictates (tests/e2e/torch_megatron.py): TP 2 x PP 2 on both
 # torch versions, DP 4 with the distributed optimizer and overlapped gradient reduction and parameter gathering.
 function(genie_add_megatron name)
-  cmake_parse_arguments(G "NEWEST" "" "ARGS" ${ARGN})
+  cmake_parse_arguments(G "NEWEST" "RANKS" "ARGS" ${ARGN})
   genie_torch_venv(G_NEWEST)
+  if(NOT G_RANKS)
+    set(G_RANKS 4)
+  endif()
   add_test(NAME ${name}
     COMMAND ${GENIE_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_megatron.py --genie ${GENIE_BIN} --python ${py}
-            --ranks 4 -- ${G_ARGS})
+            --ranks ${G_RANKS} -- ${G_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "e2e;torch" TIMEOUT 900 PROCESSORS 2
     FIXTURES_REQUIRED ${fixture} PASS_REGULAR_EXPRESSION "torch_megatron: 0 failed" FAIL_REGULAR_EXPRESSION "^FAIL ")
 endfunction()
@@ -259,6 +264,14 @@ genie_add_megatron(e2e_torch_megatron_tp2_pp2 ARGS --tp 2 --pp 2 --iterations 3)
 genie_add_megatron(e2e_torch_megatron_dp4_distopt ARGS --dist-opt --overlap-grad-reduce --overlap-param-gather
                    --iterations 3)
 genie_add_megatron(e2e_torch_newest_megatron_tp2_pp2 NEWEST ARGS --tp 2 --pp 2 --iterations 3)
+# Sequence parallelism (TP 2 x PP 2: all-gathers and reduce-scatters on the TP group; the example's LayerNorm marks
+# its weights sequence-parallel, as apex's and TE's do), the interleaved schedule (PP 2, 2 model chunks per rank),
+# full activation recomputation (the forward's TP all-reduces again in the backward), and TP 2 x PP 2 x DP 2 on 8
+# ranks with the distributed optimizer.
+genie_add_megatron(e2e_torch_megatron_tp2_sp_pp2 ARGS --tp 2 --sp --pp 2 --iterations 3)
+genie_add_megatron(e2e_torch_megatron_pp2_interleaved ARGS --pp 2 --vpp 1 --global-batch 8 --iterations 3)
+genie_add_megatron(e2e_torch_megatron_tp2_pp2_recompute ARGS --tp 2 --pp 2 --recompute full --iterations 3)
+genie_add_megatron(e2e_torch_megatron_tp2_pp2_dp2_distopt RANKS 8 ARGS --tp 2 --pp 2 --dist-opt --iterations 3)
 # GENIE_APP_CLOCK=python (genie run --app-clock python): Python's time.time / perf_counter and Megatron's timers read
 # the virtual clock (the same GPU work as CUDA events), time.monotonic, threading timeouts and the TCPStore stay real.
 genie_add_torch(e2e_torch_app_clock_python_2 RANKS 2 REGEX "\\[rank1\\]: app_clock rank 1: 0 failed"

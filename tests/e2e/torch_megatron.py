@@ -8,10 +8,12 @@ Megatron's design dictates for the layout (process groups in Megatron's default 
 * tensor parallelism (tp > 1, no sequence parallelism): per micro-batch, an all-reduce on the TP group for each
   row-parallel layer's forward output and each column-parallel layer's input gradient, 4 per transformer layer, plus
   the vocab-parallel embedding's forward output on the first stage, and on the last stage the vocab-parallel
-  cross entropy's 3 (max, target logit, sum of exponentials) and the output layer's input gradient;
+  cross entropy's 3 (max, target logit, sum of exponentials) and the output layer's input gradient; full
+  activation recomputation runs each layer's forward again in the backward (2 more per layer);
 * pipeline parallelism (pp == 2, 1F1B): per micro-batch, one send and one receive on the PP group (activations
-  forward, their gradients back), and one all-reduce of the tied word-embedding gradients per iteration on the
-  group of the first and last stages;
+  forward, their gradients back) per boundary between consecutive stages (2 x chunks - 1 with the interleaved
+  schedule's model chunks), and one all-reduce of the tied word-embedding gradients per iteration on the group of
+  the first and last stages (with tp 1 also the gradient norm's: that group is then the model-parallel group);
 * data parallelism: gradients reduced on the DP group every iteration, all-reduce without the distributed
   optimizer, reduce-scatter of gradients and all-gather of parameters with it;
 * expert parallelism (MoE, all-to-all dispatcher): all-to-all exchanges (grouped sends and receives) on the EP group
@@ -41,7 +43,8 @@ from torch_gpt import expect  # noqa: E402
 EXAMPLE = os.path.join(torch_gpt.ROOT, "examples", "megatron", "train_gpt.py")
 ITER = re.compile(r"^\[rank(\d+)\]: iteration (\d+) time_ms ([0-9.]+) update_ok (\d)")
 LAYOUT = re.compile(r"^\[rank0\]: train_gpt\.py: \S+ world (\d+) tp (\d+) pp (\d+) vpp (\d+) cp (\d+) ep (\d+) "
-                    r"dp (\d+) micro_batches (\d+) layers (\d+) hidden \d+ experts (\d+) sp (\d) dist_opt (\d)")
+                    r"dp (\d+) micro_batches (\d+) layers (\d+) hidden \d+ experts (\d+) sp (\d) dist_opt (\d) "
+                    r"recompute (\S+)")
 
 
 def groups(world, tp, pp):
@@ -84,7 +87,8 @@ def main():
         if not expect("the example's layout line", layout is not None, "present", layout is not None):
             print(f"torch_megatron: {torch_gpt.failures} failed")
             return 1
-        world, tp, pp, vpp, cp, ep, dp, micro, layers, experts, sp, dist_opt = map(int, layout.groups())
+        world, tp, pp, vpp, cp, ep, dp, micro, layers, experts, sp, dist_opt = map(int, layout.groups()[:-1])
+        recompute = layout.groups()[-1]
         iters = Counter()
         for l in lines:
             m = ITER.match(l)
@@ -131,16 +135,41 @@ def main():
         step = per_step[-1]
         if tp > 1 and not sp:
             want = micro * (4 * layers_here + (1 if first else 0) + (4 if last else 0))
+            if recompute == "full":  # the backward recomputes each layer's forward: its 2 all-reduces again
+                want += micro * 2 * layers_here
             expect(f"rank {r}: TP all-reduces per iteration on {tp_g[r]}", step[("AllReduce", tp_g[r])] == want,
                    want, step[("AllReduce", tp_g[r])])
+        if tp > 1 and sp:
+            # Sequence parallelism: per layer and micro-batch, forward 2 all-gathers (before the column-parallel
+            # QKV and FC1) and 2 reduce-scatters (after the row-parallel projection and FC2); backward 2
+            # reduce-scatters (the column-parallel layers' input gradients) and 4 all-gathers (their inputs again
+            # for the weight gradients, the row-parallel layers' output gradients). All-reduces stay only where no
+            # sequence dimension is split: the vocab-parallel embedding (first stage) and cross entropy's 3 (last),
+            # per micro-batch, and once per iteration the layer norms' partial weight gradients.
+            ag, rs = step[("AllGather", tp_g[r])], step[("ReduceScatter", tp_g[r])]
+            expect(f"rank {r}: SP all-gathers per iteration on {tp_g[r]}", ag >= 6 * layers_here * micro,
+                   f">= {6 * layers_here * micro}", ag)
+            expect(f"rank {r}: SP reduce-scatters per iteration on {tp_g[r]}", rs >= 4 * layers_here * micro,
+                   f">= {4 * layers_here * micro}", rs)
+            want = micro * ((1 if first else 0) + (3 if last else 0)) + 1
+            expect(f"rank {r}: TP all-reduces per iteration on {tp_g[r]} (embedding, cross entropy, norm weights)",
+                   step[("AllReduce", tp_g[r])] == want, want, step[("AllReduce", tp_g[r])])
         others = {k: v for k, v in step.items() if k[1] != tp_g[r] and k[0] == "AllReduce" and tp > 1
                   and len(k[1]) == tp and k[1] not in (dp_g[r], pp_g[r])}
         expect(f"rank {r}: no all-reduce on another TP-sized group", not others, {}, others)
         if pp == 2:
+            # Both stages take part in every boundary between consecutive (virtual) stages: pp x chunks - 1 of them,
+            # crossed forward and backward by every micro-batch (interleaved 1F1B: chunks model chunks per rank).
+            chunks = vpp or 1
+            want = 2 * micro * (pp * chunks - 1)
             expect(f"rank {r}: PP sends and receives per iteration on {pp_g[r]}",
-                   step[("SendRecv", pp_g[r])] == 2 * micro, 2 * micro, step[("SendRecv", pp_g[r])])
-            expect(f"rank {r}: tied-embedding all-reduce per iteration on the first and last stages {pp_g[r]}",
-                   step[("AllReduce", pp_g[r])] == 1, 1, step[("AllReduce", pp_g[r])])
+                   step[("SendRecv", pp_g[r])] == want, want, step[("SendRecv", pp_g[r])])
+            # With tp 1 the model-parallel group is the PP group: the gradient norm's all-reduce (gradient clipping,
+            # on in train_gpt.py) lands on it too.
+            want = 1 + (1 if tp == 1 else 0)
+            expect(f"rank {r}: tied-embedding all-reduce per iteration on the first and last stages {pp_g[r]}"
+                   + (" (and the gradient norm's)" if tp == 1 else ""),
+                   step[("AllReduce", pp_g[r])] == want, want, step[("AllReduce", pp_g[r])])
         if pp == 1:
             p2p = sum(v for k, v in step.items() if k[0] == "SendRecv")
             if not experts:
