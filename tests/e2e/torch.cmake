@@ -269,6 +269,7 @@ genie_add_megatron(e2e_torch_newest_megatron_tp2_pp2 NEWEST ARGS --tp 2 --pp 2 -
 # full activation recomputation (the forward's TP all-reduces again in the backward), and TP 2 x PP 2 x DP 2 on 8
 # ranks with the distributed optimizer.
 genie_add_megatron(e2e_torch_megatron_tp2_sp_pp2 ARGS --tp 2 --sp --pp 2 --iterations 3)
+genie_add_megatron(e2e_torch_megatron_tp4_sp ARGS --tp 4 --sp --iterations 3)
 genie_add_megatron(e2e_torch_megatron_pp2_interleaved ARGS --pp 2 --vpp 1 --global-batch 8 --iterations 3)
 genie_add_megatron(e2e_torch_megatron_tp2_pp2_recompute ARGS --tp 2 --pp 2 --recompute full --iterations 3)
 genie_add_megatron(e2e_torch_megatron_tp2_pp2_dp2_distopt RANKS 8 ARGS --tp 2 --pp 2 --dist-opt --iterations 3)

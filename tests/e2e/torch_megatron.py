@@ -137,6 +137,8 @@ def main():
             want = micro * (4 * layers_here + (1 if first else 0) + (4 if last else 0))
             if recompute == "full":  # the backward recomputes each layer's forward: its 2 all-reduces again
                 want += micro * 2 * layers_here
+            if pp == 1:  # the TP group is then the model-parallel group: the gradient norm's all-reduce too
+                want += 1
             expect(f"rank {r}: TP all-reduces per iteration on {tp_g[r]}", step[("AllReduce", tp_g[r])] == want,
                    want, step[("AllReduce", tp_g[r])])
         if tp > 1 and sp:
@@ -151,7 +153,7 @@ def main():
                    f">= {6 * layers_here * micro}", ag)
             expect(f"rank {r}: SP reduce-scatters per iteration on {tp_g[r]}", rs >= 4 * layers_here * micro,
                    f">= {4 * layers_here * micro}", rs)
-            want = micro * ((1 if first else 0) + (3 if last else 0)) + 1
+            want = micro * ((1 if first else 0) + (3 if last else 0)) + 1 + (1 if pp == 1 else 0)  # pp 1: + norm
             expect(f"rank {r}: TP all-reduces per iteration on {tp_g[r]} (embedding, cross entropy, norm weights)",
                    step[("AllReduce", tp_g[r])] == want, want, step[("AllReduce", tp_g[r])])
         others = {k: v for k, v in step.items() if k[1] != tp_g[r] and k[0] == "AllReduce" and tp > 1
