@@ -25,6 +25,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import torch_gpt  # noqa: E402  (its expect() and failure count)
+
+expect = torch_gpt.expect
 RESNET = os.path.join(ROOT, "examples", "pytorch", "resnet.py")
 STEP = re.compile(r"^\[rank(\d+)\]: step (\d+) time_ms ([0-9.]+)")
 # Convolution layers of torchvision's ResNets: the stem, two (basic) or three (bottleneck) per block, one
@@ -36,15 +40,6 @@ PASSES = {
     "dgrad": ("xmma_dgrad_", "cudnn::detail::dgrad_engine", "cudnn::winograd_nonfused::winograd_dgrad"),
     "wgrad": ("xmma_wgrad_", "cudnn::detail::wgrad_alg0_engine"),
 }
-failures = 0
-
-
-def expect(what, ok, expected, actual):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}: Expectation {expected} / Actual {actual}", flush=True)
-    failures += 0 if ok else 1
-    return ok
-
 
 def run(args, resnet_args, report_dir):
     env = dict(os.environ)
@@ -105,7 +100,7 @@ def main():
     steps = int(resnet_args[resnet_args.index("--steps") + 1]) if "--steps" in resnet_args else 5
     if not os.path.exists(args.python):
         expect("the PyTorch venv", False, "scripts/setup-venv.sh made it", f"{args.python} is missing")
-        print(f"torch_resnet: {failures} failed")
+        print(f"torch_resnet: {torch_gpt.failures} failed")
         return 1
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,7 +109,7 @@ def main():
         want = {(r, s) for r in range(args.ranks) for s in range(1, steps + 1)}
         expect("a step line per rank and step", set(times) == want, len(want), len(times))
         if rc != 0:
-            print(f"torch_resnet: {failures} failed")
+            print(f"torch_resnet: {torch_gpt.failures} failed")
             return 1
         report, last, names = last_step_kernels(os.path.join(tmp, "cudnn"), steps)
         for r in range(args.ranks):
@@ -140,8 +135,8 @@ def main():
             a, b = times.get((0, steps)), native.get((0, steps))
             expect("cuDNN's step is faster than PyTorch's native convolutions", a is not None and b is not None and
                    a < b, "cuDNN < native", f"{a} ms vs {b} ms")
-    print(f"torch_resnet: {failures} failed")
-    return 0 if failures == 0 else 1
+    print(f"torch_resnet: {torch_gpt.failures} failed")
+    return 0 if torch_gpt.failures == 0 else 1
 
 
 if __name__ == "__main__":

@@ -2,7 +2,11 @@
 # Convolutional models on Genie's cuDNN (torchvision ResNets, examples/pytorch/resnet.py, checked by
 # tests/e2e/torch_resnet.py): every convolution of the last step on a cuDNN engine (forward, data and weight
 # gradient), counted as compute. Small shapes (ResNet-18, batch 8, 64x64 images): the point is coverage; the
-# ResNet-50 step times are in docs/validation.md. Included from CMakeLists.txt after torch.cmake.
+# ResNet-50 step times are in docs/validation.md. Included from CMakeLists.txt after torch.cmake, and like it not in
+# the sanitizer builds (torch's own libraries are not instrumented; torch.cmake defines genie_torch_venv).
+if(GENIE_SANITIZE)
+  return()
+endif()
 function(genie_add_resnet name ranks)
   cmake_parse_arguments(R "NEWEST;NATIVE" "" "ENV;ARGS" ${ARGN})
   genie_torch_venv(R_NEWEST)

@@ -294,14 +294,22 @@ GENIE_CUPTI_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint
   });
 }
 
+/// The argument checks cuptiActivitySetAttribute and GetAttribute share; the attribute's size in *n.
+static CUptiResult check_attribute(const char* fn, CUpti_ActivityAttribute attr, const size_t* valueSize, const void* value,
+                            size_t* n) {
+  if (valueSize == nullptr) return reject(fn, "valueSize (null)");
+  if (value == nullptr) return reject(fn, "value (null)");
+  if (attr < 0 || attr > CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS) return reject(fn, "attr");
+  *n = genie::fakecuda::cupti::attribute_size(attr);
+  if (*valueSize < *n) return reject(fn, "valueSize", CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT);
+  return CUPTI_SUCCESS;
+}
+
 GENIE_CUPTI_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t* valueSize,
                                                         void* value) {
   return guard(__func__, [&](const char* fn) {
-    if (valueSize == nullptr) return reject(fn, "valueSize (null)");
-    if (value == nullptr) return reject(fn, "value (null)");
-    if (attr < 0 || attr > CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS) return reject(fn, "attr");
-    const size_t n = genie::fakecuda::cupti::attribute_size(attr);
-    if (*valueSize < n) return reject(fn, "valueSize", CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT);
+    size_t n = 0;
+    if (CUptiResult r = check_attribute(fn, attr, valueSize, value, &n); r != CUPTI_SUCCESS) return r;
     auto& a = genie::fakecuda::cupti::attributes();
     std::lock_guard lk(a.mu);
     size_t v = 0;
@@ -315,11 +323,8 @@ GENIE_CUPTI_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute
 GENIE_CUPTI_EXPORT CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t* valueSize,
                                                         void* value) {
   return guard(__func__, [&](const char* fn) {
-    if (valueSize == nullptr) return reject(fn, "valueSize (null)");
-    if (value == nullptr) return reject(fn, "value (null)");
-    if (attr < 0 || attr > CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS) return reject(fn, "attr");
-    const size_t n = genie::fakecuda::cupti::attribute_size(attr);
-    if (*valueSize < n) return reject(fn, "valueSize", CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT);
+    size_t n = 0;
+    if (CUptiResult r = check_attribute(fn, attr, valueSize, value, &n); r != CUPTI_SUCCESS) return r;
     auto& a = genie::fakecuda::cupti::attributes();
     std::lock_guard lk(a.mu);
     size_t v = a.set[attr] ? a.values[attr] : (attr == CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE ? a.device_buffer_size : 0);
