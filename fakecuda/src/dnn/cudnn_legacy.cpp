@@ -163,8 +163,9 @@ cudnnStatus_t rank_algorithms(const char* fn, cudnnHandle_t handle, ConvPass pas
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t workspace_size(const char* fn, ConvPass pass, const void* x_desc, const void* w_desc,
-                             const void* conv_desc, const void* y_desc, int algo, size_t* size) {
+cudnnStatus_t workspace_size(const char* fn, cudnnHandle_t handle, ConvPass pass, const void* x_desc,
+                             const void* w_desc, const void* conv_desc, const void* y_desc, int algo, size_t* size) {
+  if (find_handle(handle) == nullptr) return fail(fn, "handle is not a live cuDNN handle", CUDNN_STATUS_BAD_PARAM);
   if (size == nullptr) return fail(fn, "sizeInBytes is null", CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
   ConvProblem p;
   LegacyConv* c = nullptr;
@@ -351,9 +352,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHa
                                                                          const cudnnTensorDescriptor_t y,
                                                                          cudnnConvolutionFwdAlgo_t algo, size_t* size) {
   return guard(__func__, [&] {
-    if (dnn::find_handle(h) == nullptr)
-      return fail("cudnnGetConvolutionForwardWorkspaceSize", "handle is not a live cuDNN handle", CUDNN_STATUS_BAD_PARAM);
-    return dnn::workspace_size("cudnnGetConvolutionForwardWorkspaceSize", ConvPass::kForward, x, w, c, y,
+    return dnn::workspace_size("cudnnGetConvolutionForwardWorkspaceSize", h, ConvPass::kForward, x, w, c, y,
                                enum_raw(algo), size);
   });
 }
@@ -365,9 +364,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cu
                                                                               cudnnConvolutionBwdDataAlgo_t algo,
                                                                               size_t* size) {
   return guard(__func__, [&] {
-    if (dnn::find_handle(h) == nullptr)
-      return fail("cudnnGetConvolutionBackwardDataWorkspaceSize", "handle is not a live cuDNN handle", CUDNN_STATUS_BAD_PARAM);
-    return dnn::workspace_size("cudnnGetConvolutionBackwardDataWorkspaceSize", ConvPass::kBackwardData, dx, w, c, dy,
+    return dnn::workspace_size("cudnnGetConvolutionBackwardDataWorkspaceSize", h, ConvPass::kBackwardData, dx, w, c, dy,
                                enum_raw(algo), size);
   });
 }
@@ -379,9 +376,7 @@ GENIE_CUDNN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
                                                                                 cudnnConvolutionBwdFilterAlgo_t algo,
                                                                                 size_t* size) {
   return guard(__func__, [&] {
-    if (dnn::find_handle(h) == nullptr)
-      return fail("cudnnGetConvolutionBackwardFilterWorkspaceSize", "handle is not a live cuDNN handle", CUDNN_STATUS_BAD_PARAM);
-    return dnn::workspace_size("cudnnGetConvolutionBackwardFilterWorkspaceSize", ConvPass::kBackwardFilter, x, dw, c,
+    return dnn::workspace_size("cudnnGetConvolutionBackwardFilterWorkspaceSize", h, ConvPass::kBackwardFilter, x, dw, c,
                                dy, enum_raw(algo), size);
   });
 }
