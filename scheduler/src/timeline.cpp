@@ -26,6 +26,8 @@ struct Op {
   uint64_t serial;  // unique in the process (Dep::identity: an op's address is reused once it is freed)
   OpSpec spec;
   SimTime not_before;
+  SimTime deps_end;     // latest end among spec.deps (OpRecord::deps_end)
+  uint32_t thread = 0;  // submitting host thread (OpRecord::thread)
   std::atomic<bool> done{false};
   SimTime start, end;
   Status status;
@@ -75,11 +77,11 @@ Status Dep::status() const { return op_ && resolved() ? op_->status : Status::ok
 
 // Trace records waiting for a drain (the coordinator client drains every 50 ms) are capped per lane and for the
 // host spans: a process that records but is never drained (GENIE_FAKECUDA_TRACE=1 without a coordinator, or one
-// that cannot be reached) would otherwise keep every op it ever ran, 56 bytes each. 2^19 records (28 MiB) is
+// that cannot be reached) would otherwise keep every op it ever ran, 80 bytes each. 2^19 records (40 MiB) is
 // ten times what a lane issuing one op per 0.1 us (twice the fastest launch, docs/BENCHMARKS.md) fills between two
 // drains. Beyond it records are counted, not kept.
 constexpr size_t kMaxUndrainedRecords = size_t{1} << 19;
-static_assert(sizeof(OpRecord) == 56, "OpRecord::activity sits in the padding after its kind");
+static_assert(sizeof(OpRecord) == 80, "OpRecord::activity sits in the padding after its kind");
 
 struct Timeline::Core {
   Core(ClockOptions o, bool trace) : clock(o), record_trace(trace) {}
@@ -236,10 +238,30 @@ void note_busy(Lane::State& st, OpKind kind, SimTime start, SimTime end) {
   }
 }
 
+// The calling thread's number on `core`'s host tracks (Timeline::record_host) and in OpRecord::thread: numbered in
+// order of first use.
+uint32_t host_thread_number(Timeline::Core& core) {
+  thread_local const void* numbered_for = nullptr;
+  thread_local uint32_t number = 0;
+  if (numbered_for != &core) {
+    numbered_for = &core;
+    number = core.next_host_thread.fetch_add(1, std::memory_order_relaxed);
+  }
+  return number;
+}
+
+// How an op came to start: OpRecord's submit, deps_end and thread.
+struct Submitted {
+  SimTime submit, deps_end;
+  uint32_t thread = 0;
+};
+
 // A completed op, under the lane's lock: its busy time and trace record, then those of its parts (OpSpec::parts).
-void note_op(Timeline::Core& core, Lane::State& st, const OpSpec& spec, SimTime start, SimTime end) {
+void note_op(Timeline::Core& core, Lane::State& st, const OpSpec& spec, SimTime start, SimTime end,
+             const Submitted& how) {
   note_busy(st, spec.kind, start, end);
-  const OpRecord rec{spec.label, start, end, spec.kind, spec.activity, spec.bytes, spec.comm, spec.seq};
+  const OpRecord rec{spec.label, start,    end,          spec.kind, spec.activity, spec.bytes, spec.comm,
+                     spec.seq,   how.submit, how.deps_end, how.thread, kRecordSubmitted};
   if (core.record_trace) core.keep_record(st.records, rec);
   if (spec.activity != 0) {
     if (OpObserver* obs = core.observer.load(std::memory_order_acquire)) {
@@ -251,7 +273,12 @@ void note_op(Timeline::Core& core, Lane::State& st, const OpSpec& spec, SimTime 
   if (!spec.parts) return;
   for (const OpRecord& r : *spec.parts) {
     note_busy(st, r.kind, r.start, r.end);
-    if (core.record_trace) core.keep_record(st.records, r);
+    if (!core.record_trace) continue;
+    OpRecord part = r;
+    part.submit = how.submit;
+    part.thread = how.thread;
+    part.flags = static_cast<uint8_t>(kRecordSubmitted | kRecordPart);
+    core.keep_record(st.records, part);
   }
 }
 
@@ -366,6 +393,7 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
     SimTime ready = max(prev_end, op->not_before);
     bool waited = false;
     const int64_t held = st->floor.load(std::memory_order_acquire);
+    op->deps_end = SimTime::zero();
     for (const Dep& d : op->spec.deps) {
       if (!d.resolved()) {
         if (!waited) {
@@ -380,7 +408,10 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
         st->waiting_on = d;
       }
       auto t = wait_dep(tl, d);
-      if (t.is_ok()) ready = max(ready, t.value());
+      if (t.is_ok()) {
+        ready = max(ready, t.value());
+        op->deps_end = max(op->deps_end, t.value());
+      }
     }
     if (op->spec.external) {
       st->external_end_lb.store(kNoFloor, std::memory_order_release);  // the coordinator's bound is per op
@@ -411,7 +442,8 @@ void worker_loop(std::shared_ptr<Lane::State> st) {
       st->last_end = done_op->end;
       if (!done_op->status.is_ok() && st->error.is_ok()) st->error = done_op->status;
       if (st->pending_tail == done_op) tail_ref = std::move(st->pending_tail);
-      note_op(tl, *st, done_op->spec, done_op->start, done_op->end);
+      note_op(tl, *st, done_op->spec, done_op->start, done_op->end,
+              Submitted{done_op->not_before, done_op->deps_end, done_op->thread});
       // The op's end now bounds what waits on it, and the next op starts no earlier. Only with the end visible
       // to whoever waits on it (done, stored first) may an idle lane stop holding the floor.
       done_op->done.store(true, std::memory_order_release);
@@ -462,9 +494,11 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
   if (clock.is_virtual() && spec.may_run_inline && !st.pending_tail) {
     bool deps_known = true;
     SimTime ready = max(st.last_end, host_now);
+    SimTime deps_end = SimTime::zero();
     for (const Dep& d : spec.deps) {
       if (!d.resolved()) { deps_known = false; break; }
       ready = max(ready, d.time());
+      deps_end = max(deps_end, d.time());
     }
     if (deps_known) {
       // Complete now: the op's start and end are known and nothing runs before it.
@@ -476,7 +510,8 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
       run_spec(*st.core, spec, ready, &start, &end, &status, ExternalOp());
       if (has_work) clock.end_excluded_work();
       st.last_end = end;
-      note_op(*st.core, st, spec, start, end);
+      note_op(*st.core, st, spec, start, end,
+              Submitted{host_now, deps_end, st.core->record_trace ? host_thread_number(*st.core) : 0});
       if (status.is_ok()) return Dep::at(end);
       if (st.error.is_ok()) st.error = status;
       auto failed = std::make_shared<Op>();
@@ -506,6 +541,7 @@ Dep Lane::submit(OpSpec spec, SimTime host_now) {
   if (!op) op = make_op();
   op->spec = std::move(spec);
   op->not_before = host_now;
+  if (st.core->record_trace) op->thread = host_thread_number(*st.core);
   op->lane = state_;
   st.queue.push_back(op);
   st.submitted.store(st.submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -754,12 +790,7 @@ SimTime Timeline::injection_floor() {
 
 void Timeline::record_host(const char* label, SimTime start, SimTime end, OpKind kind, int device) {
   if (!core_->record_trace) return;
-  thread_local const void* numbered_for = nullptr;
-  thread_local uint32_t number = 0;
-  if (numbered_for != core_.get()) {
-    numbered_for = core_.get();
-    number = core_->next_host_thread.fetch_add(1, std::memory_order_relaxed);
-  }
+  const uint32_t number = host_thread_number(*core_);
   std::lock_guard lk(core_->host_mu);
   core_->keep_record(core_->host_records, std::tuple<int, uint32_t, OpRecord>{device, number, OpRecord{label, start, end, kind}});
 }

@@ -29,6 +29,10 @@ std::vector<Message> samples() {
   o.bytes = 1ull << 33;
   o.comm = ~0ull;
   o.seq = 9;
+  o.submit_ns = 900;
+  o.deps_end_ns = -3;
+  o.thread = 0xfffffffe;
+  o.flags = 3;
   r.ops = {o, o};
   Resolved res;
   res.is_p2p = 1;

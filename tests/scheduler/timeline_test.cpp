@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -77,6 +78,43 @@ TEST(Lane, DependencyOnAnotherLaneDelaysStart) {
   OpSpec s = timed(SimTime::us(5));
   s.deps.push_back(da);
   EXPECT_EQ(b.submit(std::move(s), SimTime::zero()).time(), SimTime::us(55));
+}
+
+TEST(Lane, RecordsSayWhenAndByWhomEachOpWasSubmittedAndWhatItWaitedFor) {
+  // System: lane A runs a 50 us op submitted at 0; lane B an op of 5 us submitted at 10 us that depends on A's op
+  // (inline), and one of 1 us submitted at 100 us from another host thread (on B's worker: may_run_inline off).
+  // Expectation: the records carry submit 0 / 10 / 100 us, deps_end 0 / 50 / 0 us, the flag kRecordSubmitted, and
+  // the second thread's number differs from the first's (Chakra traces rebuild host time and waits from them).
+  Timeline tl(virtual_clock(), /*record_trace=*/true);
+  Lane a(tl), b(tl);
+  a.set_identity(0, 1);
+  b.set_identity(0, 2);
+  Dep da = a.submit(timed(SimTime::us(50)), SimTime::zero());
+  OpSpec s = timed(SimTime::us(5));
+  s.deps.push_back(da);
+  b.submit(std::move(s), SimTime::us(10));
+  std::thread other([&] {
+    OpSpec q = timed(SimTime::us(1));
+    q.may_run_inline = false;
+    b.submit(std::move(q), SimTime::us(100));
+  });
+  other.join();
+  ASSERT_TRUE(b.synchronize().is_ok());
+  std::vector<std::pair<uint32_t, OpRecord>> recs;
+  tl.drain_records([&](int, uint32_t stream, const OpRecord& r) { recs.emplace_back(stream, r); });
+  ASSERT_EQ(recs.size(), 3u);
+  std::sort(recs.begin(), recs.end(), [](const auto& x, const auto& y) { return x.second.start < y.second.start; });
+  for (const auto& [stream, r] : recs) EXPECT_TRUE(r.flags & kRecordSubmitted);
+  EXPECT_EQ(recs[0].second.submit, SimTime::zero());
+  EXPECT_EQ(recs[0].second.deps_end, SimTime::zero());
+  EXPECT_EQ(recs[1].first, 2u);
+  EXPECT_EQ(recs[1].second.submit, SimTime::us(10));
+  EXPECT_EQ(recs[1].second.deps_end, SimTime::us(50));
+  EXPECT_EQ(recs[1].second.start, SimTime::us(50));
+  EXPECT_EQ(recs[2].second.submit, SimTime::us(100));
+  EXPECT_EQ(recs[2].second.deps_end, SimTime::zero());
+  EXPECT_EQ(recs[0].second.thread, recs[1].second.thread);
+  EXPECT_NE(recs[2].second.thread, recs[1].second.thread);
 }
 
 TEST(Lane, BlockingOpQueuesLaterWorkUntilResolved) {

@@ -233,6 +233,10 @@ struct CoordClient::Impl {
       o.bytes = r.bytes;
       o.comm = r.comm;
       o.seq = r.seq;
+      o.submit_ns = r.submit.count_ns();
+      o.deps_end_ns = r.deps_end.count_ns();
+      o.thread = r.thread;
+      o.flags = r.flags;
       batch.ops.push_back(o);
       if (batch.ops.size() >= kRecordsPerFrame) send_batch();
     });

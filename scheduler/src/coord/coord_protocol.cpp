@@ -121,7 +121,8 @@ GENIE_FIELDS(Coll, m.comm, m.seq, m.comm_rank, m.ready_ns, m.collective, m.datat
              m.min_ctas, m.max_ctas, m.algo)
 GENIE_FIELDS(P2p, m.comm, m.src, m.dst, m.index, m.bytes, m.ready_ns, m.is_send, m.comm_rank, m.count, m.datatype)
 GENIE_FIELDS(Promise, m.t_ns, m.epoch)
-GENIE_FIELDS(OpRecord, m.kind, m.device, m.stream, m.label, m.start_ns, m.end_ns, m.bytes, m.comm, m.seq)
+GENIE_FIELDS(OpRecord, m.kind, m.device, m.stream, m.label, m.start_ns, m.end_ns, m.bytes, m.comm, m.seq, m.submit_ns,
+             m.deps_end_ns, m.thread, m.flags)
 GENIE_FIELDS(Bye, m.exit_code)
 GENIE_FIELDS(Resolved, m.is_p2p, m.status, m.comm, m.seq, m.src, m.dst, m.start_ns, m.end_ns, m.algorithm, m.protocol,
              m.nchannels, m.epoch, m.error)
@@ -141,7 +142,7 @@ bool dec(Reader& r, M* m) {
   return std::apply([&](auto&... f) { return (r.field(&f) && ...); }, fields(*m));
 }
 
-constexpr size_t kOpRecordBytes = 1 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 8;
+constexpr size_t kOpRecordBytes = 1 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 8 + 8 + 8 + 4 + 1;
 
 // Records: two counted lists (the frame's size bounds each count).
 void enc(Writer& w, const Records& m) {

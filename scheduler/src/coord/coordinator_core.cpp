@@ -14,6 +14,7 @@
 #include "genie/common/log.hpp"
 #include "genie/netsim/placement.hpp"
 #include "genie/sched/coordinator.hpp"
+#include "genie/sched/timeline.hpp"
 
 namespace genie::sched {
 namespace {
@@ -726,6 +727,10 @@ void CoordinatorCore::on_message(int conn, const coord::Message& m) {
       ops[pi].push_back(o);
       ops[pi].back().start_ns += p->info.record_offset_ns;
       ops[pi].back().end_ns += p->info.record_offset_ns;
+      if (o.flags & kRecordSubmitted) {
+        ops[pi].back().submit_ns += p->info.record_offset_ns;
+        if (o.deps_end_ns != 0) ops[pi].back().deps_end_ns += p->info.record_offset_ns;
+      }
       ++total;
     }
   } else if (auto* q = std::get_if<coord::Quiet>(&m)) {

@@ -120,6 +120,12 @@ struct OpRecord {
   uint64_t bytes = 0;    ///< copies and collectives
   uint64_t comm = 0;     ///< collectives: communicator key
   uint64_t seq = 0;      ///< collectives: call number
+  /// With kRecordSubmitted in `flags` (sched::OpRecord): host time of submission, latest end of its cross-stream
+  /// dependencies (0: none) and the submitting host thread. For Chakra traces (docs/chakra.md).
+  int64_t submit_ns = 0;
+  int64_t deps_end_ns = 0;
+  uint32_t thread = 0;
+  uint8_t flags = 0;     ///< sched::kRecordSubmitted | sched::kRecordPart
 };
 enum class RecordKind : uint8_t {
   kKernel = 0, kCopy = 1, kMemset = 2, kCollective = 3, kP2p = 4, kHostWait = 5, kOther = 6, kRange = 7

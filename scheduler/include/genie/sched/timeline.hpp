@@ -74,9 +74,20 @@ struct OpRecord {
   const char* label;
   SimTime start, end;
   OpKind kind = OpKind::kOther;
-  uint32_t activity = 0;  ///< OpSpec::activity (in the padding after `kind`: records stay 56 bytes)
+  uint32_t activity = 0;  ///< OpSpec::activity (in the padding after `kind`)
   uint64_t bytes = 0, comm = 0, seq = 0;
+  /// What a replay needs to rebuild the op's dependencies (Chakra execution traces, docs/chakra.md), valid with
+  /// kRecordSubmitted: the host time it was submitted at (Lane::submit's `host_now`), the latest end among its
+  /// cross-lane dependencies (OpSpec::deps; zero when none) and the submitting host thread (numbered as
+  /// Timeline::record_host numbers threads). Its start is max(the lane's previous end, submit, deps_end).
+  SimTime submit, deps_end;
+  uint32_t thread = 0;
+  uint8_t flags = 0;  ///< kRecordSubmitted | kRecordPart
 };
+/// OpRecord::flags: submit, deps_end and thread are known.
+inline constexpr uint8_t kRecordSubmitted = 1;
+/// OpRecord::flags: a part (OpSpec::parts) of the op recorded just before it on the same lane.
+inline constexpr uint8_t kRecordPart = 2;
 
 /// Watches ops as they complete, for profilers (fakecuda's ActivitySink, which the CUPTI drop-in implements). Only
 /// ops submitted with a non-zero OpSpec::activity are reported. Called on the thread that completes the op (the
