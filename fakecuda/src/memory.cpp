@@ -24,12 +24,24 @@ size_t MemoryRegistry::page_round(size_t n) {
   return (n + page - 1) / page * page;
 }
 
-Result<void*> MemoryRegistry::map_anonymous(size_t size) {
+Result<void*> MemoryRegistry::map_anonymous(size_t size, bool huge_pages) {
   size_t len = page_round(size == 0 ? 1 : size);
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(errno));
-  advise_huge_pages(p, len);
+  if (huge_pages) advise_huge_pages(p, len);
   return p;
+}
+
+Status MemoryRegistry::check_mapped(const void* p, size_t n) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (n == 0) return Status::ok();
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  if (lo == 0 || n > UINTPTR_MAX - lo) return invalid_argument("null or wrapping host range");
+  const uintptr_t a = lo / page * page, b = (lo + n + page - 1) / page * page;
+  // ENOMEM: part of the range is not mapped. MS_ASYNC writes nothing back and reads no page.
+  if (msync(reinterpret_cast<void*>(a), b - a, MS_ASYNC) != 0)
+    return invalid_argument("copy touches memory that is not mapped in this process");
+  return Status::ok();
 }
 
 namespace {
@@ -39,7 +51,7 @@ uint64_t inode_of(int fd) {
 }
 }  // namespace
 
-Status MemoryRegistry::map_shareable(size_t size, Allocation* a) {
+Status MemoryRegistry::map_shareable(size_t size, Allocation* a, bool huge_pages) {
   const size_t len = page_round(size == 0 ? 1 : size);
   int fd = memfd_create("genie-device", MFD_CLOEXEC);
   if (fd < 0) return system_error(std::string("memfd_create: ") + std::strerror(errno));
@@ -54,7 +66,7 @@ Status MemoryRegistry::map_shareable(size_t size, Allocation* a) {
     close(fd);
     return Status(Errc::kOutOfMemory, std::string("mmap failed: ") + std::strerror(err));
   }
-  advise_huge_pages(p, len);
+  if (huge_pages) advise_huge_pages(p, len);
   a->base = reinterpret_cast<uintptr_t>(p);
   a->size = size;
   a->mapped_size = len;

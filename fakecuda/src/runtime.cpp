@@ -70,6 +70,14 @@ const config::Param<bool> kShareable{
     "fakecuda.shareable_memory", true,
     "Back device memory with memfds so NCCL peers in other processes read it in place (off: anonymous memory; "
     "collectives across processes then fail)."};
+// One key for every library of the process: fakecuda's copies and memsets, the NCCL shim's collectives and p2p.
+const config::Param<std::string> kData{
+    "data", "copy",
+    "copy: copies, memsets and collectives move real bytes; none: a timing-only run (genie run --data none, "
+    "docs/timing-only.md): they keep their modelled durations but move no bytes, except control data of at most 512 "
+    "KiB, so device memory costs no host memory; values the program reads from device memory are then garbage or "
+    "zeros. The real fabric always moves bytes.",
+    {"copy", "none"}};
 const config::Param<bool> kTrace{"fakecuda.trace", false,
                                  "Record every stream op for the report and trace (default: when a coordinator is "
                                  "configured, GENIE_COORDINATOR)."};
@@ -121,6 +129,7 @@ Result<RuntimeOptions> options_from_config() {
   o.record_trace = cfg.source("fakecuda.trace") == config::Source::kDefault ? !cfg.text("coordinator").empty()
                                                                              : cfg.get(kTrace);
   o.shareable_memory = cfg.get(kShareable);
+  o.move_data = cfg.get(kData) != "none";
   return o;
 }
 
@@ -261,6 +270,12 @@ Runtime* Runtime::instance() {
       if (cfg.source(p.key) != config::Source::kDefault)
         GENIE_LOG_INFO(log::kFakecuda, "config {}={} (set by {})", p.key, cfg.text(p.key),
                        config::source_name(cfg.source(p.key)));
+    if (!s.rt->options().move_data)
+      GENIE_LOG_WARN(log::kFakecuda,
+                     "GENIE_DATA=none: timing-only run: copies, memsets and collectives of more than {} KiB keep "
+                     "their modelled time but move no bytes; values read from device memory are garbage "
+                     "(docs/timing-only.md)",
+                     kControlDataMaxBytes >> 10);
     s.ready.store(s.rt, std::memory_order_release);
     // Under genie run the process publishes its devices' state for genie smi and its peers' NVML (docs/nvml.md).
     start_status_publisher(*s.rt);

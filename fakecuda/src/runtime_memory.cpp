@@ -25,16 +25,18 @@ Result<void*> Runtime::device_alloc(int device, size_t size, MemKind kind) {
                                           std::to_string(size) + " bytes, " +
                                           std::to_string(dev.spec().memory_bytes - dev.used_bytes()) + " free");
   Allocation a;
+  // Timing-only runs touch device memory only for control data: no huge pages, or each such write would take 2 MiB.
+  const bool huge_pages = options_.move_data;
   if (options_.shareable_memory) {
     // On a memfd from birth: NCCL peers in other processes map the same pages (zero-copy collectives),
     // and nothing has to be moved later while streams may be using the range.
-    Status st = MemoryRegistry::map_shareable(size, &a);
+    Status st = MemoryRegistry::map_shareable(size, &a, huge_pages);
     if (!st.is_ok()) {
       dev.release_bytes(charge);
       return st;
     }
   } else {
-    auto p = MemoryRegistry::map_anonymous(size);
+    auto p = MemoryRegistry::map_anonymous(size, huge_pages);
     if (!p.is_ok()) {
       dev.release_bytes(charge);
       return p.status();
@@ -117,6 +119,13 @@ Status Runtime::copy_async(void* dst, const void* src, size_t n, Stream& s, int 
   spec.kind = sched::OpKind::kCopy;
   spec.bytes = n;
   spec.duration = cost_->copy(kind, n, pinned);
+  if (!moves_bytes(n)) {
+    // Timing only: the op keeps its duration and moves nothing. A side outside the registry (pageable host memory)
+    // is still checked, without reading it, so a bad pointer fails as it does when bytes move.
+    if (!d) GENIE_TRY(MemoryRegistry::check_mapped(dst, n));
+    if (!sr) GENIE_TRY(MemoryRegistry::check_mapped(src, n));
+    return submit(s, std::move(spec), clock().api_call(options_.api_overhead)).status();
+  }
   auto status = std::make_shared<Status>();
   bool both_known = d && sr;  // both ranges checked above: copy without asking the registry again
   spec.action = [this, dst, src, n, status, both_known] {
@@ -145,14 +154,17 @@ Status Runtime::memset_async(void* dst, int value, size_t n, Stream& s) {
   spec.bytes = n;
   spec.duration = cost_->memset(n);
   // Zeroing a large range of memory this runtime mapped itself gives its whole pages back instead of writing
-  // them: they read as zeros, as after a memset, and pages nothing writes again cost no memory (timing-only
-  // runs, GENIE_DATA=none, that clear buffers of many GB).
+  // them: they read as zeros, as after a memset, and pages nothing writes again cost no memory (buffers of many GB
+  // that a program clears). A timing-only run (GENIE_DATA=none) leaves a range larger than control data as it is,
+  // whatever the value.
   const bool own = d->mapped_size != 0 &&
                    (d->kind == MemKind::kDevice || d->kind == MemKind::kManaged || d->kind == MemKind::kHostPinned);
-  if (value == 0 && own && n >= MemoryRegistry::kZeroByReleaseMin)
-    spec.action = [dst, n] { MemoryRegistry::zero(dst, n); };
-  else
-    spec.action = [dst, value, n] { std::memset(dst, value, n); };
+  if (moves_bytes(n)) {
+    if (value == 0 && own && n >= MemoryRegistry::kZeroByReleaseMin)
+      spec.action = [dst, n] { MemoryRegistry::zero(dst, n); };
+    else
+      spec.action = [dst, value, n] { std::memset(dst, value, n); };
+  }
   SimTime now = clock().api_call(options_.api_overhead);
   return submit(s, std::move(spec), now).status();
 }

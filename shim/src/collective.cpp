@@ -23,12 +23,6 @@ const config::Param<double> kHangTimeoutS{
     {},
     0.0,
     1e7};
-const config::Param<std::string> kData{"data",
-                                       "copy",
-                                       "copy: collectives move and reduce real bytes; none: timing only (buffers "
-                                       "are left untouched), for very large runs.",
-                                       {"copy", "none"}};
-
 }  // namespace
 
 double hang_timeout_s() {
@@ -36,13 +30,18 @@ double hang_timeout_s() {
   return v;
 }
 
-bool move_bytes() {
-  static const bool v = [] {
-    bool copy = config::global().get(kData) != "none";
-    if (!copy) GENIE_LOG_WARN("shim", "GENIE_DATA=none: collectives are timed but move no data; results are garbage");
-    return copy;
-  }();
-  return v;
+uint64_t span_bytes(const CollCall& c, int nranks) {
+  const uint64_t one = c.count * netsim::datatype_size(c.datatype);
+  switch (c.collective) {
+    case netsim::Collective::kAllGather:      // receive: nranks blocks
+    case netsim::Collective::kReduceScatter:  // send: nranks blocks
+    case netsim::Collective::kAllToAll:       // both: nranks blocks
+    case netsim::Collective::kGather:         // the root's receive buffer
+    case netsim::Collective::kScatter:        // the root's send buffer
+      return one * static_cast<uint64_t>(std::max(nranks, 1));
+    default:
+      return one;
+  }
 }
 
 namespace {

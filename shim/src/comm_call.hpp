@@ -96,6 +96,9 @@ class CommState {
   virtual void set_async_error(const Status& why) = 0;
   /// Placement and netsim timing of this communicator's calls.
   virtual CommTiming& timing() = 0;
+  /// Whether a transfer of `bytes` moves them (GENIE_DATA, fakecuda::Runtime::moves_bytes): always with copy, only
+  /// control data with none. The shared-memory transport asks; the real fabric always moves bytes.
+  virtual bool moves_bytes(uint64_t bytes) const = 0;
 
  protected:
   ~CommState() = default;
@@ -103,7 +106,9 @@ class CommState {
 
 /// GENIE_HANG_TIMEOUT in seconds (0: wait forever).
 double hang_timeout_s();
-/// GENIE_DATA: whether collectives move and reduce real bytes (copy) or only are timed (none).
-bool move_bytes();
+/// The most bytes of one rank's buffers that `c` spans on a communicator of `nranks`: the largest of its send and
+/// receive buffers (count x the datatype's size, times nranks for the gathered or scattered side). Every rank
+/// computes the same value for the same call, so they agree on whether it moves bytes (CommState::moves_bytes).
+uint64_t span_bytes(const CollCall& c, int nranks);
 
 }  // namespace genie::shim

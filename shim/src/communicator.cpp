@@ -246,7 +246,17 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(fakecuda::Runtime& 
                                                              std::unique_ptr<Transport> transport,
                                                              std::shared_ptr<CommTiming> timing, int cuda_dev,
                                                              const CommOptions& opts, uint64_t parent_key) {
-  GENIE_ASSIGN_OR_RETURN(auto timer, choose_timer(rt, !transport->provider().empty(), rank));
+  const bool real_fabric = !transport->provider().empty();
+  if (real_fabric && !rt.options().move_data) {
+    // docs/fabric.md: the real fabric measures real traffic, so its CPU threads send, receive and reduce every byte
+    // of the buffers whatever GENIE_DATA says (fakecuda's copies and memsets still move none).
+    static std::once_flag said;
+    std::call_once(said, [] {
+      GENIE_LOG_WARN("shim", "GENIE_DATA=none does not apply to the real fabric: its collectives and p2p move every "
+                             "byte of their buffers (device memory they use is backed by host memory)");
+    });
+  }
+  GENIE_ASSIGN_OR_RETURN(auto timer, choose_timer(rt, real_fabric, rank));
   const uint64_t key = comm_key(transport->peers(), rank);
   auto c = create(rt, rank, cuda_dev, std::move(transport), std::move(timer), std::move(timing), opts, key);
   // One rank per process (the usual launch): log lines carry it.
@@ -279,6 +289,8 @@ void set_encryption_mode(int mode) { g_encryption_mode.store(mode, std::memory_o
 int encryption_mode() { return g_encryption_mode.load(std::memory_order_acquire); }
 
 Communicator::Communicator(fakecuda::Runtime& rt) : rt_(rt) {}
+
+bool Communicator::moves_bytes(uint64_t bytes) const { return rt_.moves_bytes(bytes); }
 
 Communicator::~Communicator() {
   if (signals_ && signals_->alloc) (void)rt_.free_memory(signals_->alloc, false);

@@ -106,6 +106,7 @@ class Communicator final : public CommState, public std::enable_shared_from_this
   uint64_t key() const override { return key_; }
   const CommOptions& options() const { return opts_; }
   CommTiming& timing() override { return *timing_; }
+  bool moves_bytes(uint64_t bytes) const override;
   fakecuda::Runtime& runtime() { return rt_; }
   /// True when some peer lives in another process (buffers must be shareable).
   bool cross_process() const { return transport_->cross_process(); }

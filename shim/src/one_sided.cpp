@@ -109,7 +109,7 @@ Result<SimTime> Communicator::run_put(const PutCall& p, uint64_t order, SimTime 
     clock.sleep_until(end);
   }
   PeerMemory& pm = PeerMemory::instance();
-  if (p.win != nullptr && p.bytes > 0 && move_bytes()) {
+  if (p.win != nullptr && p.bytes > 0 && rt_.moves_bytes(p.bytes)) {  // GENIE_DATA=none: control data only
     Result<char*> dst = pm.resolve(p.win->ranks[static_cast<size_t>(p.peer)]);
     if (!dst.is_ok()) return fail_call(ready, dst.status());
     std::memcpy(dst.value() + p.offset, p.src, p.bytes);

@@ -577,6 +577,7 @@ genie::Result<genie::sched::OpSpec> memset_op(Runtime* r, const cudaMemsetParams
   op.kind = genie::sched::OpKind::kMemset;
   op.bytes = row * p.height;
   op.duration = r->cost_model().memset(row * p.height);
+  if (!r->moves_bytes(row * p.height)) return op;  // timing only (GENIE_DATA=none): nothing written
   op.action = [p, row, pitch] {
     for (size_t y = 0; y < p.height; ++y) {
       auto* base = static_cast<unsigned char*>(p.dst) + y * pitch;

@@ -198,7 +198,8 @@ Result<SimTime> ShmTransport::collective(const CollCall& c, uint64_t seq, SimTim
 
   SimTime start = ready;
   for (int r = 0; r < nranks_; ++r) start = max(start, SimTime::ns(seg_->slot(r).ready_ns));
-  if (move_bytes()) {
+  // GENIE_DATA=none: only control data moves; every rank reaches the same verdict (same call, same span).
+  if (owner_->moves_bytes(span_bytes(c, nranks_))) {
     GENIE_TRY(move_data(c, seq));
   } else {
     GENIE_TRY(barrier(seq, kPhasesPerCall - 1, what));
@@ -331,7 +332,6 @@ Status ShmTransport::p2p(std::vector<P2PMessage>& msgs, SimTime ready) {
     bool done = false;
   };
   std::vector<State> st(msgs.size());
-  const bool copy = move_bytes();
   // One pass: post what can be posted, consume what arrived, collect acknowledgements. Never blocks on one
   // message, so sends and receives of one group in any order cannot deadlock.
   auto step = [&](bool* progressed) -> Status {
@@ -374,7 +374,7 @@ Status ShmTransport::p2p(std::vector<P2PMessage>& msgs, SimTime ready) {
           GENIE_LOG_ERROR("shim", "comm {:#x} rank {}: {}", id(), rank_, st.message());
           return st;
         }
-        if (copy && e.bytes > 0) {
+        if (e.bytes > 0 && owner_->moves_bytes(e.bytes)) {  // the receiver moves the bytes (GENIE_DATA)
           GENIE_ASSIGN_OR_RETURN(char* src, PeerMemory::instance().resolve(e.buf));
           if (src != c.buf) std::memmove(c.buf, src, e.bytes);
         }

@@ -36,11 +36,15 @@ class MemoryRegistry {
   MemoryRegistry() = default;
   ~MemoryRegistry();
 
-  /// Maps `size` bytes of zero-filled, lazily backed memory (untouched pages cost nothing).
-  static Result<void*> map_anonymous(size_t size);
+  /// Maps `size` bytes of zero-filled, lazily backed memory (untouched pages cost nothing). `huge_pages`: advise 2 MiB
+  /// pages for large mappings (off in timing-only runs, where one written byte would then cost 2 MiB).
+  static Result<void*> map_anonymous(size_t size, bool huge_pages = true);
   /// Maps `size` bytes of zero-filled memory on a fresh memfd (MAP_SHARED, lazily backed) so other
   /// processes can map the same pages (NCCL peers, CUDA IPC). Fills `a`'s base, sizes, fd and id.
-  static Status map_shareable(size_t size, Allocation* a);
+  static Status map_shareable(size_t size, Allocation* a, bool huge_pages = true);
+  /// Ok when every page of [p, p+n) is mapped in this process; kInvalidArgument otherwise. Touches no page (msync with
+  /// MS_ASYNC, which Linux answers from the mappings alone): timing-only copies check a host pointer with it.
+  static Status check_mapped(const void* p, size_t n);
   static void unmap(void* p, size_t mapped_size);
   static size_t page_round(size_t n);
   /// Zeroes [p, p+n) inside a mapping made by map_anonymous or map_shareable: the whole pages are released
@@ -56,7 +60,8 @@ class MemoryRegistry {
   /// The range containing [p, p+n), if any.
   std::optional<Allocation> find(const void* p, size_t n = 1) const;
   /// Makes the allocation at `base` shareable with other processes (moves it onto a memfd at the same
-  /// address, contents preserved) and returns it with shared_fd set.
+  /// address, contents preserved) and returns it with shared_fd set. Device memory is born shareable unless
+  /// fakecuda.shareable_memory is off; only then does this copy (and back) every page.
   Result<Allocation> make_shareable(const void* base);
   /// Maps another process's shareable range (IPC); the result is registered as kIpcMapped.
   Result<void*> open_shared(int pid, int fd, size_t mapped_size, size_t offset, int device);

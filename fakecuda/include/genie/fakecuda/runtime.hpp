@@ -178,6 +178,12 @@ struct Event {
   std::vector<int> capture_frontier;
 };
 
+/// Timing-only runs (GENIE_DATA=none): the largest transfer that still moves its bytes. Such transfers are control
+/// data (sizes, flags, a loss, pickled objects, MoE routing counts), whose values programs read to decide what to do
+/// next. 512 KiB is the largest storage PyTorch's small-value tracking admits by default (65536 elements of 8 bytes,
+/// GENIE_TORCH_SMALL_VALUE_ELEMENTS), so every small tensor a copy or a collective writes holds real bytes.
+constexpr size_t kControlDataMaxBytes = size_t{512} << 10;
+
 /// Runtime options, read once from the config registry.
 struct RuntimeOptions {
   DeviceSpec spec;
@@ -193,6 +199,10 @@ struct RuntimeOptions {
   bool record_trace = false;
   /// Device memory lives on memfds so NCCL peers in other processes can map it (GENIE_FAKECUDA_SHAREABLE_MEMORY).
   bool shareable_memory = true;
+  /// GENIE_DATA=copy (true): copies, memsets and collectives move real bytes. none (false): a timing-only run; they
+  /// keep their modelled durations but move no bytes unless they are control data (at most kControlDataMaxBytes),
+  /// so device memory stays address space without host pages (docs/timing-only.md).
+  bool move_data = true;
   /// Virtual mode: how long a non-blocking query waits (wall time) for unresolved work (a collective
   /// waiting on peers) before answering cudaErrorNotReady.
   SimTime query_wait = SimTime::ms(10);
@@ -219,6 +229,9 @@ class Runtime {
   static const Status& instance_status();
 
   const RuntimeOptions& options() const { return options_; }
+  /// Whether a copy, memset or collective of `bytes` bytes moves them: always with GENIE_DATA=copy, only control data
+  /// (at most kControlDataMaxBytes) with GENIE_DATA=none. Its modelled duration is the same either way.
+  bool moves_bytes(uint64_t bytes) const { return options_.move_data || bytes <= kControlDataMaxBytes; }
   sched::Timeline& timeline() { return timeline_; }
   sched::Clock& clock() { return timeline_.clock(); }
   MemoryRegistry& memory() { return memory_; }
@@ -328,8 +341,11 @@ class Runtime {
   Result<void*> host_alloc(size_t size, unsigned flags);
   Status host_register(void* p, size_t size, unsigned flags);
   Status host_unregister(void* p);
-  /// Enqueues a copy of `n` bytes on `s` (kind derived from the pointers); data moves in stream order.
+  /// Enqueues a copy of `n` bytes on `s` (kind derived from the pointers); data moves in stream order, unless
+  /// !moves_bytes(n): then the op is timed alone and neither side is read or written (a host destination is left as
+  /// it was), and an unregistered host side is only checked to be mapped.
   Status copy_async(void* dst, const void* src, size_t n, Stream& s, int kind_hint);
+  /// Enqueues a memset of `n` bytes on `s`; like copy_async, it writes nothing when !moves_bytes(n).
   Status memset_async(void* dst, int value, size_t n, Stream& s);
 
   // --- kernels ---
