@@ -56,7 +56,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       "different communicators contend for links) and the job's report is written at the end. Output lines are "
       "prefixed with [rankN]:. The exit code is the first failing rank's.");
   static LaunchSpec spec;
-  static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock,
+  static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock, data,
       report_dir = "genie-report", bind_to = "auto";
   static double grace_s = 10, stall_s = 2, dilation = 0;
   static size_t report_max_calls = 1000000;
@@ -97,6 +97,12 @@ void register_run_command(CLI::App& app, int* exit_code) {
                   "or python: Python's time.time and time.perf_counter read virtual time, every other clock the real "
                   "one (PyTorch and Megatron programs)")
       ->check(CLI::IsMember({"wall", "virtual", "python"}));
+  cmd->add_option("--data", data,
+                  "copy: copies, memsets and collectives move real bytes (the default); none: a timing-only run "
+                  "(GENIE_DATA): they keep their modelled times but move no bytes beyond 512 KiB of control data, so "
+                  "a rank of a model larger than this host's memory runs; values read from the GPU are garbage "
+                  "(docs/timing-only.md)")
+      ->check(CLI::IsMember({"copy", "none"}));
   cmd->add_option("--fabric", fabric,
                   "sim[:TOPOLOGY] (shared memory, timed by netsim; the default) or real[:PROVIDER] (libfabric tcp, "
                   "shm, verbs, efa; implies --clock realtime)");
@@ -118,6 +124,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
     if (!clock.empty()) spec.extra_env["GENIE_CLOCK"] = clock;
     if (!engine.empty()) spec.extra_env["GENIE_ENGINE"] = engine;
     if (!app_clock.empty()) spec.extra_env["GENIE_APP_CLOCK"] = app_clock;
+    if (!data.empty()) spec.extra_env["GENIE_DATA"] = data;
     auto fail = [&](const std::string& m) {
       std::cerr << "genie run: " << m << "\n";
       *exit_code = 2;
@@ -148,6 +155,10 @@ void register_run_command(CLI::App& app, int* exit_code) {
     }
     if (real) {
       if (clock == "virtual") return fail("--fabric real measures wall-clock time: it needs --clock realtime");
+      const auto d = spec.extra_env.find("GENIE_DATA");
+      if ((d != spec.extra_env.end() ? d->second : env_value(env, "GENIE_DATA", "copy")) == "none")
+        return fail("--data none (GENIE_DATA=none) does not apply to the real fabric, which moves every byte of its "
+                    "buffers: use --fabric sim for a timing-only run");
       spec.extra_env["GENIE_CLOCK"] = "realtime";
     }
     if (dilation > 0) {
