@@ -167,6 +167,13 @@ bool Device::reserve_bytes(uint64_t n) {
 
 void Device::release_bytes(uint64_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
 
+void Device::pool_add(uint64_t n) {
+  const uint64_t now = pool_used_.fetch_add(n, std::memory_order_relaxed) + n;
+  uint64_t high = pool_high_.load(std::memory_order_relaxed);
+  while (now > high && !pool_high_.compare_exchange_weak(high, now, std::memory_order_relaxed)) {
+  }
+}
+
 void Device::add_stream(Stream* s) {
   std::lock_guard lk(mu_);
   streams_.push_back(s);

@@ -15,7 +15,7 @@ namespace {
 constexpr uint64_t kAccountingGranularity = 512;
 }  // namespace
 
-Result<void*> Runtime::device_alloc(int device, size_t size, MemKind kind) {
+Result<void*> Runtime::device_alloc(int device, size_t size, MemKind kind, bool pooled) {
   if (device < 0 || device >= device_count()) return invalid_argument("invalid device ordinal");
   Device& dev = *devices_[device];
   uint64_t charge = (static_cast<uint64_t>(size) + kAccountingGranularity - 1) / kAccountingGranularity *
@@ -48,6 +48,8 @@ Result<void*> Runtime::device_alloc(int device, size_t size, MemKind kind) {
   a.kind = kind;
   a.device = device;
   a.accounted = charge;
+  a.pooled = pooled;
+  if (pooled) dev.pool_add(charge);
   memory_.add(a);
   return reinterpret_cast<void*>(a.base);
 }
@@ -60,6 +62,7 @@ Status Runtime::free_memory(const void* p, bool expect_host) {
     return invalid_argument("pointer was not allocated by this function's counterpart");
   GENIE_ASSIGN_OR_RETURN(Allocation a, memory_.remove(p));
   if (a.device >= 0 && a.accounted) devices_[a.device]->release_bytes(a.accounted);
+  if (a.device >= 0 && a.pooled) devices_[a.device]->pool_release(a.accounted);
   MemoryRegistry::unmap(const_cast<void*>(p), a.mapped_size);
   if (a.shared_fd >= 0) ::close(a.shared_fd);
   return Status::ok();

@@ -28,14 +28,19 @@ endif()
 if(GENIE_SANITIZE OR NOT DEFINED GENIE_TORCH_PY)
   return()
 endif()
+# genie_add_timing_only_torch(<name> <ranks> [ENV k=v ...] ARGS script args...)
 function(genie_add_timing_only_torch name ranks)
+  cmake_parse_arguments(T "" "" "ENV;ARGS" ${ARGN})
   add_test(NAME ${name}
-    COMMAND ${RUN_EXPECT} 0 "torch_timing_only: 0 failed" -- env GENIE_HOST_CPU_SCALE=0
+    COMMAND ${RUN_EXPECT} 0 "torch_timing_only: 0 failed" -- env GENIE_HOST_CPU_SCALE=0 ${T_ENV}
             ${CMAKE_BINARY_DIR}/bin/genie run -n ${ranks} --device h100-sxm --data none --no-report --
-            ${GENIE_TORCH_PY} ${CMAKE_CURRENT_SOURCE_DIR}/torch_timing_only.py ${ARGN})
+            ${GENIE_TORCH_PY} ${CMAKE_CURRENT_SOURCE_DIR}/torch_timing_only.py ${T_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "e2e;torch" TIMEOUT 300 PROCESSORS 2 FIXTURES_REQUIRED torch_venv
     FAIL_REGULAR_EXPRESSION "FAIL ")
 endfunction()
-genie_add_timing_only_torch(e2e_torch_timing_only_60g 1 --layers 30 --checkpoint --max-rss-mib 3072)
-genie_add_timing_only_torch(e2e_torch_timing_only_oom 1 --layers 40 --expect-oom)
-genie_add_timing_only_torch(e2e_torch_timing_only_ddp2 2 --layers 8 --checkpoint --max-rss-mib 3072)
+genie_add_timing_only_torch(e2e_torch_timing_only_60g 1 ARGS --layers 30 --checkpoint --max-rss-mib 3072)
+genie_add_timing_only_torch(e2e_torch_timing_only_oom 1 ARGS --layers 40 --expect-oom)
+genie_add_timing_only_torch(e2e_torch_timing_only_ddp2 2 ARGS --layers 8 --checkpoint --max-rss-mib 3072)
+# PyTorch's cudaMallocAsync backend reads its memory statistics from the default pool's attributes.
+genie_add_timing_only_torch(e2e_torch_timing_only_async_alloc 1 ENV PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+  ARGS --layers 30 --max-rss-mib 3072)

@@ -48,17 +48,35 @@ cudaError_t copy_impl(Runtime* r, void* dst, const void* src, size_t n, const cu
   return cudaSuccess;
 }
 
+/// A device's default memory pool (the only pool served). Its use is the device's (Device::pool_used_bytes); the
+/// settable attributes are stored.
 struct MemPoolState {
+  int device = 0;
   std::mutex mu;
   std::unordered_map<int, uint64_t> attrs;  // cudaMemPoolAttr -> value
 };
+std::mutex g_pools_mu;
+std::unordered_map<int, MemPoolState*> g_pools;  // by device; never freed (handles outlive everything)
 MemPoolState* default_pool(int device) {
-  static std::mutex mu;
-  static std::unordered_map<int, MemPoolState*> pools;
-  std::lock_guard lk(mu);
-  auto& p = pools[device];
-  if (!p) p = new MemPoolState();
+  std::lock_guard lk(g_pools_mu);
+  auto& p = g_pools[device];
+  if (!p) {
+    p = new MemPoolState();
+    p->device = device;
+  }
   return p;
+}
+/// The pool a cudaMemPool_t names, or nullptr when it is none of ours.
+MemPoolState* pool_of(cudaMemPool_t pool) {
+  std::lock_guard lk(g_pools_mu);
+  for (auto& [device, p] : g_pools)
+    if (reinterpret_cast<cudaMemPool_t>(p) == pool) return p;
+  return nullptr;
+}
+bool pool_attr_is_64bit(cudaMemPoolAttr attr) {
+  return attr == cudaMemPoolAttrReleaseThreshold || attr == cudaMemPoolAttrReservedMemCurrent ||
+         attr == cudaMemPoolAttrReservedMemHigh || attr == cudaMemPoolAttrUsedMemCurrent ||
+         attr == cudaMemPoolAttrUsedMemHigh;
 }
 
 }  // namespace
@@ -334,7 +352,7 @@ cudaError_t impl_cudaMallocAsync(bool ptds, void** devPtr, size_t size, cudaStre
       *devPtr = nullptr;
       return cudaSuccess;
     }
-    auto p = r->device_alloc(s->device().ordinal(), size);
+    auto p = r->device_alloc(s->device().ordinal(), size, MemKind::kDevice, /*pooled=*/true);
     if (!p.is_ok()) return alloc_error(p.status());
     *devPtr = p.value();
     return cudaSuccess;
@@ -439,36 +457,65 @@ GENIE_CUDART_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool,
 GENIE_CUDART_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
   return cudaDeviceGetDefaultMemPool(pool, device);
 }
+// The use attributes come from the device's accounting: the pool holds exactly what cudaMallocAsync handed out and
+// cudaFreeAsync has not yet given back (it keeps no freed memory, so reserved = used); the high-water marks can
+// only be reset, by setting 0 (CUDA Runtime API, cudaMemPoolSetAttribute).
 GENIE_CUDART_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
   return guard(__func__, [&]() -> cudaError_t {
     if (pool == nullptr || value == nullptr) return reject(__func__, pool ? "value" : "memPool");
-    auto* p = reinterpret_cast<MemPoolState*>(pool);
+    MemPoolState* p = pool_of(pool);
+    if (p == nullptr) return reject(__func__, "memPool");
+    GENIE_RT(r);
+    switch (attr) {
+      case cudaMemPoolAttrReservedMemCurrent:
+      case cudaMemPoolAttrUsedMemCurrent:
+        return reject(__func__, "attr (read-only)");
+      case cudaMemPoolAttrReservedMemHigh:
+      case cudaMemPoolAttrUsedMemHigh:
+        if (*static_cast<uint64_t*>(value) != 0) return reject(__func__, "value (a high-water mark resets to 0 only)");
+        r->device(p->device).pool_reset_high();
+        return cudaSuccess;
+      default:
+        break;
+    }
     std::lock_guard lk(p->mu);
-    bool is64 = attr == cudaMemPoolAttrReleaseThreshold || attr == cudaMemPoolAttrReservedMemHigh ||
-                attr == cudaMemPoolAttrUsedMemHigh;
-    p->attrs[attr] = is64 ? *static_cast<uint64_t*>(value) : static_cast<uint64_t>(*static_cast<int*>(value));
+    p->attrs[attr] = pool_attr_is_64bit(attr) ? *static_cast<uint64_t*>(value)
+                                              : static_cast<uint64_t>(*static_cast<int*>(value));
     return cudaSuccess;
   });
 }
 GENIE_CUDART_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
   return guard(__func__, [&]() -> cudaError_t {
     if (pool == nullptr || value == nullptr) return reject(__func__, pool ? "value" : "memPool");
-    auto* p = reinterpret_cast<MemPoolState*>(pool);
-    std::lock_guard lk(p->mu);
-    uint64_t v = p->attrs.count(attr) ? p->attrs[attr] : 0;
-    bool is64 = attr == cudaMemPoolAttrReleaseThreshold || attr == cudaMemPoolAttrReservedMemCurrent ||
-                attr == cudaMemPoolAttrReservedMemHigh || attr == cudaMemPoolAttrUsedMemCurrent ||
-                attr == cudaMemPoolAttrUsedMemHigh;
-    if (is64) *static_cast<uint64_t*>(value) = v;
+    MemPoolState* p = pool_of(pool);
+    if (p == nullptr) return reject(__func__, "memPool");
+    GENIE_RT(r);
+    const Device& d = r->device(p->device);
+    uint64_t v = 0;
+    switch (attr) {
+      case cudaMemPoolAttrReservedMemCurrent:
+      case cudaMemPoolAttrUsedMemCurrent:
+        v = d.pool_used_bytes();
+        break;
+      case cudaMemPoolAttrReservedMemHigh:
+      case cudaMemPoolAttrUsedMemHigh:
+        v = d.pool_high_bytes();
+        break;
+      default: {
+        std::lock_guard lk(p->mu);
+        v = p->attrs.count(attr) ? p->attrs[attr] : 0;
+      }
+    }
+    if (pool_attr_is_64bit(attr)) *static_cast<uint64_t*>(value) = v;
     else *static_cast<int*>(value) = static_cast<int>(v);
     return cudaSuccess;
   });
 }
 GENIE_CUDART_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const cudaMemAccessDesc*, size_t) {
-  return pool ? cudaSuccess : guard(__func__, [] { return reject("cudaMemPoolSetAccess", "memPool"); });
+  return pool_of(pool) ? cudaSuccess : guard(__func__, [] { return reject("cudaMemPoolSetAccess", "memPool"); });
 }
 GENIE_CUDART_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
-  return pool ? cudaSuccess : guard(__func__, [] { return reject("cudaMemPoolTrimTo", "memPool"); });
+  return pool_of(pool) ? cudaSuccess : guard(__func__, [] { return reject("cudaMemPoolTrimTo", "memPool"); });
 }
 
 // --- IPC ------------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ struct Allocation {
   int shared_fd = -1;      ///< memfd once the range was made shareable (IPC)
   uint64_t shared_id = 0;  ///< inode of `shared_fd`: tells a reused fd number from the original memory
   uint64_t accounted = 0;  ///< bytes charged against the device's capacity
+  bool pooled = false;     ///< from the device's default memory pool (cudaMallocAsync)
 
   bool is_device() const { return kind == MemKind::kDevice || kind == MemKind::kManaged || kind == MemKind::kIpcMapped; }
   bool contains(uintptr_t p, size_t n) const { return p >= base && n <= size && p - base <= size - n; }

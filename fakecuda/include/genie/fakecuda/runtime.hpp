@@ -133,6 +133,15 @@ class Device {
   bool reserve_bytes(uint64_t n);
   void release_bytes(uint64_t n);
   uint64_t used_bytes() const { return used_.load(std::memory_order_relaxed); }
+  /// The default memory pool's share of used_bytes (cudaMallocAsync not yet freed) and its high-water mark since
+  /// the last reset (cudaMemPoolAttrUsedMemCurrent / UsedMemHigh). The pool keeps no freed memory, so what it
+  /// reserves is what it hands out.
+  void pool_add(uint64_t n);
+  void pool_release(uint64_t n) { pool_used_.fetch_sub(n, std::memory_order_relaxed); }
+  uint64_t pool_used_bytes() const { return pool_used_.load(std::memory_order_relaxed); }
+  uint64_t pool_high_bytes() const { return pool_high_.load(std::memory_order_relaxed); }
+  /// Resets the high-water mark to the current use (a cudaMemPoolSetAttribute of ...MemHigh to 0).
+  void pool_reset_high() { pool_high_.store(pool_used_bytes(), std::memory_order_relaxed); }
 
   void add_stream(Stream* s);
   void remove_stream(Stream* s);
@@ -149,6 +158,7 @@ class Device {
   const DeviceSpec& spec_;
   sched::Timeline& timeline_;
   std::atomic<uint64_t> used_{0};
+  std::atomic<uint64_t> pool_used_{0}, pool_high_{0};
   std::unique_ptr<Stream> legacy_;
   mutable std::mutex mu_;
   std::vector<Stream*> streams_;  // blocking and non-blocking user and per-thread streams
@@ -334,8 +344,9 @@ class Runtime {
   /// image on the first request); kNotFound when the image has no such variable.
   Result<std::pair<void*, size_t>> library_global(CodeLibrary& lib, const std::string& name);
   // --- memory ---
-  /// Device memory on `device` (capacity enforced): kOutOfMemory past the preset's capacity.
-  Result<void*> device_alloc(int device, size_t size, MemKind kind = MemKind::kDevice);
+  /// Device memory on `device` (capacity enforced): kOutOfMemory past the preset's capacity. `pooled`: from the
+  /// device's default memory pool (cudaMallocAsync), counted in its attributes until freed.
+  Result<void*> device_alloc(int device, size_t size, MemKind kind = MemKind::kDevice, bool pooled = false);
   /// Frees device or pinned-host memory allocated by this runtime (kInvalidArgument otherwise).
   Status free_memory(const void* p, bool expect_host);
   Result<void*> host_alloc(size_t size, unsigned flags);
