@@ -14,6 +14,7 @@
 #include "genie/common/shm_names.hpp"
 #include "genie/netsim/schedule.hpp"
 #include "genie/netsim/simulator.hpp"
+#include "genie/sched/chakra_writer.hpp"
 #include "genie/sched/coordinator.hpp"
 #include "genie/sched/job_topology.hpp"
 #include "genie/sched/launcher.hpp"
@@ -57,7 +58,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       "prefixed with [rankN]:. The exit code is the first failing rank's.");
   static LaunchSpec spec;
   static std::string device, topology, clock, engine, fabric, testbed, compare, app_clock, data,
-      report_dir = "genie-report", bind_to = "auto";
+      report_dir = "genie-report", bind_to = "auto", chakra_dir;
   static double grace_s = 10, stall_s = 2, dilation = 0;
   static size_t report_max_calls = 1000000;
   static bool no_prefix = false, no_report = false, no_coordinator = false;
@@ -75,6 +76,9 @@ void register_run_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--report", report_dir, "Directory for genie-report.json and trace.json (default ./genie-report)");
   cmd->add_flag("--no-report", no_report, "Write no report files (the summary is still printed)");
+  cmd->add_option("--chakra", chakra_dir,
+                  "Also write one Chakra execution trace per rank, DIR/genie.<rank>.et (GENIE_CHAKRA_DIR), for "
+                  "genie sim --workload DIR, ASTRA-sim and Chakra's tools (docs/chakra.md)");
   cmd->add_option("--report-max-calls", report_max_calls,
                   "Calls the coordinator keeps in detail for the report (later ones count in its totals only), so a "
                   "long job's memory stays bounded")
@@ -206,6 +210,8 @@ void register_run_command(CLI::App& app, int* exit_code) {
     const std::string eng = effective("GENIE_ENGINE", "flow");
     const std::string clk = effective("GENIE_CLOCK", "virtual");
     const int nodes = spec.nodes > 0 ? spec.nodes : (spec.nranks + spec.gpus_per_node - 1) / spec.gpus_per_node;
+    if (chakra_dir.empty()) chakra_dir = sched::configured_chakra_dir();
+    const netsim::NcclEnv job_nccl_env = netsim::NcclEnv::from_config(config::global());
 
     std::unique_ptr<CoordinatorServer> server;
     JobTopology jt;
@@ -231,7 +237,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       o.core.topology = jt.topology;
       o.core.topology_name = jt.name;
       o.core.engine = kind.value();
-      o.core.nccl_env = netsim::NcclEnv::from_config(config::global());
+      o.core.nccl_env = job_nccl_env;
       o.core.gpus_per_node = jt.gpus_per_node;
       o.core.expected_processes = spec.nranks;
       o.core.max_collective_records = report_max_calls;
@@ -247,7 +253,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       server = std::move(s).value();
       spec.extra_env["GENIE_COORDINATOR"] = server->address();
       spec.extra_env["GENIE_JOB_SECRET"] = secret_to_hex(secret.value());
-      spec.extra_env["GENIE_FAKECUDA_TRACE"] = no_report ? "0" : "1";
+      spec.extra_env["GENIE_FAKECUDA_TRACE"] = no_report && chakra_dir.empty() ? "0" : "1";
     }
     // One tag in the names of every shared-memory file the ranks create (GENIE_JOB_TAG if the caller set one):
     // what a killed rank could not remove is removed below, once every rank has exited.
@@ -282,7 +288,7 @@ void register_run_command(CLI::App& app, int* exit_code) {
       auto n = print_fabric_summary(fabric_dir);
       if (!n.is_ok()) std::cerr << "genie run: " << n.status().message() << "\n";
     }
-    if (!server && (no_report || compare.empty())) return;
+    if (!server && (no_report || compare.empty()) && chakra_dir.empty()) return;
     JobRecord job = server ? server->finish() : JobRecord{};
     ReportInput in;
     in.job = &job;
@@ -299,6 +305,29 @@ void register_run_command(CLI::App& app, int* exit_code) {
     in.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!compare.empty()) in.fabric_dir = fabric_dir;
     std::cerr << summary_text(in);
+    if (!chakra_dir.empty() && server) {
+      sched::ChakraJob cj;
+      cj.topology = topo_name.empty() ? sched::server_preset_for_device(dev) : topo_name;
+      cj.nodes = nodes;
+      cj.fabric = env_value(env, "GENIE_TOPOLOGY_FABRIC", "rail");
+      cj.device = dev;
+      cj.engine = eng;
+      cj.nccl_env = job_nccl_env;
+      cj.command = spec.command;
+      auto w = sched::write_chakra_traces(chakra_dir, sched::kChakraPrefix, job, cj);
+      if (!w.is_ok()) {
+        std::cerr << "genie run: the Chakra traces could not be written: " << w.status().message() << "\n";
+      } else {
+        std::cerr << "[genie]   chakra: " << w->ranks << " traces, " << w->nodes << " nodes: " << chakra_dir << "/"
+                  << sched::kChakraPrefix << ".<rank>.et (genie sim --workload " << chakra_dir << ")\n";
+        if (w->unmatched > 0 || w->dropped_records > 0)
+          std::cerr << "[genie]   chakra: " << w->unmatched << " communication op(s) without a resolved call and "
+                    << w->dropped_records << " record(s) the coordinator did not keep: the traces replay them as "
+                    << "recorded delays or miss them\n";
+      }
+    } else if (!chakra_dir.empty()) {
+      std::cerr << "genie run: --chakra needs the coordinator (not with --no-coordinator or --testbed)\n";
+    }
     if (!no_report) {
       Status st = write_report(report_dir, in);
       if (st.is_ok())
