@@ -21,6 +21,13 @@ if(TARGET example_timing_only_nccl)
   set_tests_properties(e2e_timing_only_nccl PROPERTIES LABELS e2e TIMEOUT 240 PROCESSORS 2
     FAIL_REGULAR_EXPRESSION "^FAIL ")
 endif()
+# Configured without genie run, a process with both GENIE_DATA=none and the real fabric is told once that the fabric
+# still moves every byte (the collectives example's data checks then pass: its buffers are control data).
+if(TARGET example_collectives AND TARGET nccl2)
+  genie_add_e2e(e2e_timing_only_real_fabric_warns collectives NCCL
+    ENV GENIE_DATA=none GENIE_FABRIC=real:shm GENIE_CLOCK=realtime ARGS proc 2
+    REGEX "GENIE_DATA=none does not apply to the real fabric")
+endif()
 
 # PyTorch: one H100 holding a 60 GiB training state (15 GiB of bf16 parameters, their gradients and fused Adam's two
 # moments) in a rank of a few hundred MB, exact allocator numbers; 80 GiB of it raises torch.OutOfMemoryError; DDP on
