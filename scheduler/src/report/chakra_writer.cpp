@@ -164,10 +164,14 @@ void match_comm(const JobRecord& job, const Layout& l, int rank, RankInput* in, 
         if (g.ranks[static_cast<size_t>(c.dst)] == rank) mine.push_back({c.ready_ns[1], &c, false});
       }
     }
-    std::stable_sort(mine.begin(), mine.end(), [](const Side& a, const Side& b) { return a.ready < b.ready; });
+    // An op ends with its last message: a message belongs to the first op (in stream order) that ends no earlier than
+    // the message and starts no later than the message's ready time (an op may start as the previous one ends).
+    std::stable_sort(mine.begin(), mine.end(), [](const Side& a, const Side& b) {
+      return std::make_pair(a.ready, a.rec->end) < std::make_pair(b.ready, b.rec->end);
+    });
     size_t k = 0;
     for (const Side& s : mine) {
-      while (k < ops.size() && in->ops[ops[k]]->end_ns < s.ready) ++k;
+      while (k < ops.size() && (in->ops[ops[k]]->end_ns < s.ready || in->ops[ops[k]]->end_ns < s.rec->end.count_ns())) ++k;
       if (k == ops.size()) break;
       const coord::OpRecord& o = *in->ops[ops[k]];
       if (s.ready < o.start_ns) continue;
