@@ -252,8 +252,9 @@ Result<std::shared_ptr<Communicator>> Communicator::assemble(fakecuda::Runtime& 
     // of the buffers whatever GENIE_DATA says (fakecuda's copies and memsets still move none).
     static std::once_flag said;
     std::call_once(said, [] {
-      GENIE_LOG_WARN("shim", "GENIE_DATA=none does not apply to the real fabric: its collectives and p2p move every "
-                             "byte of their buffers (device memory they use is backed by host memory)");
+      GENIE_LOG_WARN("shim",
+                     "GENIE_DATA=none does not apply to the real fabric: its collectives and p2p move every "
+                     "byte of their buffers (device memory they use is backed by host memory)");
     });
   }
   GENIE_ASSIGN_OR_RETURN(auto timer, choose_timer(rt, real_fabric, rank));
