@@ -25,20 +25,25 @@ std::vector<int> sorted(std::vector<int> v) {
   return v;
 }
 
-// Candidate families: for each group size, the distinct memberships of that size when they partition the ranks.
+// Candidate families: groups of one shape (size and gaps between sorted members: frameworks lay out each parallel
+// dimension regularly) whose distinct memberships partition the ranks.
 std::vector<DpFamily> dp_candidates(const Model& m, int n) {
   std::set<int> with_p2p;  // groups carrying messages: pipeline groups, not data-parallel ones
   for (const auto& g : m.recorded)
     for (const CommSlot& s : g->slots)
       if (s.kind != Kind::kColl && s.pg >= 0) with_p2p.insert(s.pg);
-  std::map<int, std::map<std::vector<int>, int>> by_size;  // size -> membership -> first pg
+  std::map<std::vector<int>, std::map<std::vector<int>, int>> by_shape;  // gaps -> membership -> first pg
   for (size_t p = 0; p < m.recorded_pgs.size(); ++p) {
     const auto& ranks = m.recorded_pgs[p].ranks;
     if (ranks.size() < 2 || with_p2p.count(static_cast<int>(p))) continue;
-    by_size[static_cast<int>(ranks.size())].try_emplace(sorted(ranks), static_cast<int>(p));
+    const std::vector<int> members = sorted(ranks);
+    std::vector<int> gaps;
+    for (size_t i = 1; i < members.size(); ++i) gaps.push_back(members[i] - members[i - 1]);
+    by_shape[gaps].try_emplace(members, static_cast<int>(p));
   }
   std::vector<DpFamily> out;
-  for (const auto& [size, members] : by_size) {
+  for (const auto& [gaps, members] : by_shape) {
+    const int size = static_cast<int>(gaps.size()) + 1;
     std::vector<int> cover(static_cast<size_t>(n), 0);
     for (const auto& [ranks, p] : members)
       for (int r : ranks) ++cover[static_cast<size_t>(r)];
