@@ -122,9 +122,10 @@ Status Runtime::copy_async(void* dst, const void* src, size_t n, Stream& s, int 
   spec.kind = sched::OpKind::kCopy;
   spec.bytes = n;
   spec.duration = cost_->copy(kind, n, pinned);
-  if (!moves_bytes(n)) {
+  if (kind != CopyKind::kHostToHost && !moves_bytes(n)) {
     // Timing only: the op keeps its duration and moves nothing. A side outside the registry (pageable host memory)
-    // is still checked, without reading it, so a bad pointer fails as it does when bytes move.
+    // is still checked, without reading it, so a bad pointer fails as it does when bytes move. A copy between host
+    // buffers still moves: it is the program's memory on both sides, and no device page is involved.
     if (!d) GENIE_TRY(MemoryRegistry::check_mapped(dst, n));
     if (!sr) GENIE_TRY(MemoryRegistry::check_mapped(src, n));
     return submit(s, std::move(spec), clock().api_call(options_.api_overhead)).status();

@@ -160,9 +160,10 @@ TEST(TimingOnly, SeventyGigabytesOnAnH100CostNoHostMemory) {
   munmap(host, kGiB);
 }
 
-// System: GENIE_DATA=none; a 512 KiB round trip host -> device -> host, a 4 KiB memset, and a copy of one byte more
-// than kControlDataMaxBytes. Expectations: control data (at most 512 KiB) moves as with GENIE_DATA=copy, so programs
-// that read sizes, flags or a loss see them; the larger copy leaves its destination as it was.
+// System: GENIE_DATA=none; a 512 KiB round trip host -> device -> host, a 4 KiB memset, a device-to-host copy of one
+// byte more than kControlDataMaxBytes and a host-to-host one of that size. Expectations: control data (at most 512 KiB)
+// moves as with GENIE_DATA=copy, so programs that read sizes, flags or a loss see them; the larger device-to-host copy
+// leaves its destination as it was; the host-to-host one moves (no device memory in it).
 TEST(TimingOnly, ControlDataStillMoves) {
   Runtime rt(h100_options(false));
   Stream& s = rt.device(0).legacy_stream();
@@ -184,6 +185,10 @@ TEST(TimingOnly, ControlDataStillMoves) {
   ASSERT_TRUE(rt.synchronize(s).is_ok());
   EXPECT_EQ(out[0], 0xee);
   EXPECT_EQ(out[kLarge - 1], 0xee);
+  // Host to host: no device page involved, the program's memory on both sides: it moves whatever its size.
+  ASSERT_TRUE(rt.copy_async(out.data(), in.data(), kLarge, s, 0).is_ok());
+  ASSERT_TRUE(rt.synchronize(s).is_ok());
+  EXPECT_EQ(std::memcmp(in.data(), out.data(), kLarge), 0);
 }
 
 // System: GENIE_DATA=none; copies of 1 MiB (not control data) to and from a host range that is no longer mapped.

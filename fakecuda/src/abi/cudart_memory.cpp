@@ -282,7 +282,8 @@ cudaError_t copy2d(Runtime* r, void* dst, size_t dpitch, const void* src, size_t
   op.label = "memcpy2d";
   op.duration = r->cost_model().copy(ck, width * height, true);
   MemoryRegistry* mem = &r->memory();
-  if (r->moves_bytes(width * height))  // else timing only (GENIE_DATA=none): nothing read or written
+  // Timing only (GENIE_DATA=none): nothing read or written, unless both sides are the program's host memory.
+  if (ck == CopyKind::kHostToHost || r->moves_bytes(width * height))
     op.action = [=] {
       for (size_t row = 0; row < height; ++row)
         mem->copy(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width).is_ok();

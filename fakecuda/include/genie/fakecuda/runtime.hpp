@@ -353,8 +353,8 @@ class Runtime {
   Status host_register(void* p, size_t size, unsigned flags);
   Status host_unregister(void* p);
   /// Enqueues a copy of `n` bytes on `s` (kind derived from the pointers); data moves in stream order, unless
-  /// !moves_bytes(n): then the op is timed alone and neither side is read or written (a host destination is left as
-  /// it was), and an unregistered host side is only checked to be mapped.
+  /// !moves_bytes(n) and a side is device memory: then the op is timed alone and neither side is read or written (a
+  /// host destination is left as it was), and an unregistered host side is only checked to be mapped.
   Status copy_async(void* dst, const void* src, size_t n, Stream& s, int kind_hint);
   /// Enqueues a memset of `n` bytes on `s`; like copy_async, it writes nothing when !moves_bytes(n).
   Status memset_async(void* dst, int value, size_t n, Stream& s);
