@@ -44,7 +44,8 @@ cublasStatus_t strided_copy(const char* fn, void* dst, size_t dpitch, const void
   op.label = copy_kind_name(kind);
   op.duration = r->cost_model().copy(kind, width * count, pinned);
   MemoryRegistry* mp = &mem;
-  if (r->moves_bytes(width * count))  // else timing only (GENIE_DATA=none): nothing read or written
+  // Timing only (GENIE_DATA=none): nothing read or written, unless both sides are the program's host memory.
+  if (kind == CopyKind::kHostToHost || r->moves_bytes(width * count))
     op.action = [=] {
       for (size_t i = 0; i < count; ++i)
         (void)mp->copy(static_cast<char*>(dst) + i * dpitch, static_cast<const char*>(src) + i * spitch, width);
