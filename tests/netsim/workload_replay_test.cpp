@@ -141,19 +141,23 @@ TEST(WorkloadReplay, AMessageStartsWhenBothEndsAreReadyAndRangesAreTimed) {
   EXPECT_EQ(r->ranks[0].end, SimTime::us(10) + d);
 }
 
-TEST(WorkloadReplay, ControlDependenciesCountAndDurationFallsBackToMicroseconds) {
-  // System: one rank; node 2 (3 us, no duration_ns: duration_micros) waits on node 1 (4 us) through ctrl_deps only.
-  // Expectation: the rank ends at 7 us (Chakra's feeders differ on ctrl_deps; ASTRA-sim's newer one honours them).
+TEST(WorkloadReplay, OnlyDataDependenciesOrderNodesAndDurationFallsBackToMicroseconds) {
+  // System: one rank; node 2 (3 us, no duration_ns: duration_micros) names node 1 (4 us) in ctrl_deps only, node 3
+  // (2 us) names node 2 in data_deps. Expectation: ctrl_deps are call-tree parents, not dependencies (Chakra's feeder
+  // reads data_deps only; following them in Chakra's own converted traces makes cycles): nodes 1 and 2 start at 0 and
+  // the rank ends at max(4, 3 + 2) = 5 us.
   const std::string dir = temp_dir("ctrl");
   Node b = comp(2, 3000);
   b.attr.pop_back();  // no duration_ns
   b.ctrl_deps = {1};
-  write(dir, {trace(0, 1, {comp(1, 4000), b})});
+  write(dir, {trace(0, 1, {comp(1, 4000), b, comp(3, 2000, {2})})});
   WorkloadOptions o;
   o.workload = dir;
   auto r = replay_workload(o);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
-  EXPECT_EQ(r->total, SimTime::us(7));
+  EXPECT_EQ(r->total, SimTime::us(5));
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes.front().find("ctrl_deps"), std::string::npos);
 }
 
 TEST(WorkloadReplay, DataParallelRescaleGrowsTheGroupAndKeepsShardTotals) {
@@ -248,8 +252,8 @@ TEST(WorkloadReplay, BadOrIncompatibleTracesAreErrorsThatNameWhatIsWrong) {
   EXPECT_NE(e.find("1 sent, 0 received"), std::string::npos) << e;
   e = replay_error("notmine", {trace(0, 2, {msg(1, true, 1, 0, 64, {})}), trace(1, 2, {comp(1, 10)})});
   EXPECT_NE(e.find("field 'comm_src' is 1, not this trace's rank 0"), std::string::npos) << e;
-  // A cycle.
-  e = replay_error("cycle", {trace(0, 1, {comp(1, 10, {2}), comp(2, 10, {1})})});
+  // A cycle (a node depending on itself only is left out of it, as in Chakra's own sample traces).
+  e = replay_error("cycle", {trace(0, 1, {comp(1, 10, {2}), comp(2, 10, {1, 2})})});
   EXPECT_NE(e.find("cycle"), std::string::npos) << e;
   // An attribute of the wrong kind.
   Node bad = comp(1, 1000);

@@ -241,7 +241,8 @@ Status read_slot(const Node& node, const std::string& at, int rank, const std::v
 }
 
 Result<std::shared_ptr<Graph>> build_graph(const std::string& file, const Trace& t, int rank, int nranks,
-                                           const std::vector<Group>& pgs) {
+                                           const std::vector<Group>& pgs, uint64_t* ctrl_deps, uint64_t* cpu_comm,
+                                           uint64_t* self_deps) {
   auto g = std::make_shared<Graph>();
   g->file = file;
   if (const Attr* a = t.metadata.find("gpu")) g->gpu = static_cast<int>(a->as_int().value_or(-1));
@@ -267,19 +268,26 @@ Result<std::shared_ptr<Graph>> build_graph(const std::string& file, const Trace&
     if (dur < -1) return invalid_argument(at + ": field 'duration_ns' is negative");
     gn.dur_ns = dur >= 0 ? dur : static_cast<int64_t>(node.duration_micros) * 1000;
     if (node.type == NodeType::kMetadata || node.type == NodeType::kInvalid) gn.dur_ns = 0;
+    // Execution order is data_deps, as Chakra's feeder resolves it; ctrl_deps are, in traces converted from PyTorch,
+    // the parent in the call tree (following them there makes cycles): not dependencies.
     std::set<uint64_t> deps(node.data_deps.begin(), node.data_deps.end());
-    deps.insert(node.ctrl_deps.begin(), node.ctrl_deps.end());
+    *ctrl_deps += node.ctrl_deps.size();
     for (uint64_t d : deps) {
       auto it = index.find(d);
       if (it == index.end())
-        return invalid_argument(at + ": field '" +
-                                (std::count(node.data_deps.begin(), node.data_deps.end(), d) ? "data_deps" : "ctrl_deps") +
-                                "': node " + std::to_string(d) + " is not in the trace");
-      if (it->second == k) return invalid_argument(at + ": field 'data_deps': the node depends on itself");
+        return invalid_argument(at + ": field 'data_deps': node " + std::to_string(d) + " is not in the trace");
+      if (it->second == k) {  // seen in Chakra's own sample traces; its feeder never issues such a node
+        ++*self_deps;
+        continue;
+      }
       kids[it->second].push_back(static_cast<uint32_t>(k));
       ++gn.indegree;
     }
-    if (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv) {
+    const Attr* cpu = node.find("is_cpu_op");
+    const bool on_cpu = cpu && cpu->as_int().value_or(0) != 0;
+    if (on_cpu && (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv))
+      ++*cpu_comm;  // the host side of a call (PyTorch's c10d op): a delay; its GPU node carries the communication
+    else if (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv) {
       CommSlot s;
       GENIE_TRY(read_slot(node, at, rank, pgs, &s));
       if (s.peer >= nranks)
@@ -339,11 +347,20 @@ Status load_traces(const WorkloadOptions& opts, Model* m) {
   }
   GENIE_TRY(read_groups(f, traces, m));
   const int n = static_cast<int>(traces.size());
+  uint64_t ctrl_deps = 0, cpu_comm = 0, self_deps = 0;
   for (int r = 0; r < n; ++r) {
     GENIE_ASSIGN_OR_RETURN(auto g, build_graph(f.paths[static_cast<size_t>(r)], traces[static_cast<size_t>(r)], r, n,
-                                               m->recorded_pgs));
+                                               m->recorded_pgs, &ctrl_deps, &cpu_comm, &self_deps));
     m->recorded.push_back(std::move(g));
   }
+  if (ctrl_deps > 0)
+    m->notes.push_back(std::to_string(ctrl_deps) + " ctrl_deps (call-tree parents) are not dependencies: the order is "
+                       "data_deps, as Chakra's feeder reads it");
+  if (self_deps > 0)
+    m->notes.push_back(std::to_string(self_deps) + " nodes that depend on themselves: that dependency left out");
+  if (cpu_comm > 0)
+    m->notes.push_back(std::to_string(cpu_comm) + " communication nodes marked is_cpu_op (the host side of a call) "
+                       "replayed as delays");
   const Trace& t0 = traces.front();
   m->info.topology = str_meta(t0, "topology");
   m->info.fabric = str_meta(t0, "topology_fabric");
