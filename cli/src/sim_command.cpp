@@ -2,11 +2,13 @@
 // `genie sim` implementation: flags -> netsim::SweepOptions -> table on stdout.
 #include "sim_command.hpp"
 
+#include <strings.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -41,6 +43,7 @@ struct SimFlags {
   int dp_from = 0;
   std::string device;
   std::string json;
+  std::string max_memory = "auto";
   bool topology_given = false, nodes_given = false, engine_given = false, fabric_given = false;
 };
 
@@ -63,8 +66,10 @@ netsim::NcclEnv env_override(const config::Config& cfg) {
 Status run_workload(const SimFlags& f) {
   netsim::WorkloadOptions o;
   o.workload = f.workload;
-  if (f.topology_given) o.topology = f.topology;
-  else if (!f.device.empty()) o.topology = sched::server_preset_for_device(f.device);
+  if (f.topology_given)
+    o.topology = f.topology;
+  else if (!f.device.empty())
+    o.topology = sched::server_preset_for_device(f.device);
   if (f.nodes_given) o.nodes = f.nodes;
   if (f.fabric_given) o.fabric = f.fabric;
   if (f.engine_given) {
@@ -82,7 +87,8 @@ Status run_workload(const SimFlags& f) {
   o.progress = [&](const netsim::WorkloadProgress& p) {
     const double frac = p.nodes_total ? static_cast<double>(p.nodes_done) / static_cast<double>(p.nodes_total) : 0;
     const double left = frac > 0 ? p.wall_s * (1 - frac) / frac : 0;
-    std::fprintf(stderr, "%s[genie] replay: %.1f%% (%llu of %llu nodes), simulated %.3f ms, %.0f s elapsed, ~%.0f s left%s",
+    std::fprintf(stderr,
+                 "%s[genie] replay: %.1f%% (%llu of %llu nodes), simulated %.3f ms, %.0f s elapsed, ~%.0f s left%s",
                  tty ? "\r" : "", 100 * frac, static_cast<unsigned long long>(p.nodes_done),
                  static_cast<unsigned long long>(p.nodes_total), p.now.to_us() / 1e3, p.wall_s, std::ceil(left),
                  tty ? "  " : "\n");
@@ -92,7 +98,8 @@ Status run_workload(const SimFlags& f) {
   if (printed && tty) std::fputs("\n", stderr);
   if (!r.is_ok()) return r.status();
   if (!f.device.empty())
-    r->notes.push_back("--device " + f.device + " picks the cluster preset; compute nodes keep their recorded "
+    r->notes.push_back("--device " + f.device +
+                       " picks the cluster preset; compute nodes keep their recorded "
                        "durations (the traces carry no FLOPs to rescale them)");
   std::fputs(netsim::format_workload(*r).c_str(), stdout);
   std::fflush(stdout);
@@ -128,7 +135,34 @@ Status run_sim(const SimFlags& f) {
   // NCCL_PAT_ENABLE come from the registry.
   GENIE_ASSIGN_OR_RETURN(config::Config cfg, config::Config::load_from_process());
   o.env = netsim::NcclEnv::from_config(cfg);
-  GENIE_ASSIGN_OR_RETURN(netsim::SweepResult r, netsim::run_sweep(o));
+  if (f.max_memory == "auto") {
+    o.max_memory_bytes = netsim::default_memory_limit();
+  } else {
+    auto m = netsim::parse_size(f.max_memory);
+    if (!m.is_ok())
+      return invalid_argument("--max-memory: " + m.status().message() +
+                              " (a size such as 16G, 0 for no limit, or auto)");
+    o.max_memory_bytes = *m;
+  }
+  // NCCL's choices as # lines, as NCCL itself logs them with NCCL_DEBUG=INFO.
+  if (const char* d = std::getenv("NCCL_DEBUG"); d != nullptr && strcasecmp(d, "INFO") == 0) o.show_tuning = true;
+  // Progress on the terminal for long simulations: one updating line (a line every 30 s when stderr is not a
+  // terminal), from the first second on.
+  const bool tty = ::isatty(2) != 0;
+  o.progress_interval_s = tty ? 1.0 : 30.0;
+  bool printed = false;
+  o.progress = [&](const netsim::SweepProgress& p) {
+    const double frac = p.sim.total ? static_cast<double>(p.sim.done) / static_cast<double>(p.sim.total) : 0;
+    const double left = frac > 0 ? p.sim.wall_s * (1 - frac) / frac : 0;
+    std::fprintf(stderr,
+                 "%s[genie] sim: size %zu of %zu (%llu bytes): %.1f%% of %llu ops, %.0f s elapsed, ~%.0f s left%s",
+                 tty ? "\r" : "", p.row + 1, p.rows, static_cast<unsigned long long>(p.size_bytes), 100 * frac,
+                 static_cast<unsigned long long>(p.sim.total), p.sim.wall_s, std::ceil(left), tty ? "  " : "\n");
+    printed = true;
+  };
+  auto sweep = netsim::run_sweep(o);
+  if (printed && tty) std::fputs("\n", stderr);
+  GENIE_ASSIGN_OR_RETURN(netsim::SweepResult r, std::move(sweep));
   std::fputs(netsim::format_nccl_tests(o, r).c_str(), stdout);
   std::fflush(stdout);
   return Status::ok();
@@ -178,6 +212,10 @@ void register_sim_command(CLI::App& app, int* exit_code) {
   sub->add_option("--device", flags->device,
                   "--workload: device preset whose server preset is the cluster (h100-sxm: hgx-h100, ...) unless "
                   "--topology is given");
+  sub->add_option("--max-memory", flags->max_memory,
+                  "Memory one simulated size may use (K/M/G suffixes; 0: no limit; auto: 90% of what the machine "
+                  "has available): a bigger one stops with the estimate and what helps, instead of the OOM killer")
+      ->capture_default_str();
   sub->add_option("--json", flags->json, "--workload: also write the per-rank results as JSON to this file");
   sub->callback([flags, exit_code, sub]() {
     flags->topology_given = sub->count("--topology") > 0;

@@ -5,10 +5,12 @@
 
 #include <strings.h>
 #include <algorithm>
+#include <chrono>
 
 #include "algorithms/nccl_tuning.hpp"
 #include "engine/quotient_plan.hpp"
 #include "engine/route_cache.hpp"
+#include "engine/sim_budget.hpp"
 #include "engine/sim_engine.hpp"
 #include "engine/transfer_cost.hpp"
 #include "models/analytical_model.hpp"
@@ -67,7 +69,52 @@ struct Simulator::Impl {
   std::vector<size_t> free_handles;  // released collectives, reused by submit()
   Status status;                     // first error raised inside an engine callback, reported by run()/run_until()
 
+  std::chrono::steady_clock::time_point wall_start{};
+  double last_progress_s = 0;
+  double last_memory_check_s = -1;
+
   bool flow() const { return opts.engine == EngineKind::kFlow; }
+
+  double wall_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); }
+
+  SimProgress progress_now() const {
+    SimProgress p;
+    for (const Running& r : colls) {
+      if (!r.s) continue;  // released
+      p.total += r.pending.size();
+      p.done += r.pending.size() - std::min(r.remaining, r.pending.size());
+    }
+    p.now = engine.now();
+    p.wall_s = wall_s();
+    return p;
+  }
+
+  /// Every few thousand engine iterations: progress reports and the memory limit. False stops the engine.
+  bool watch() {
+    const double t = wall_s();
+    if (opts.max_memory_bytes != 0 && t - last_memory_check_s >= 0.05) {
+      last_memory_check_s = t;
+      const uint64_t rss = resident_bytes();
+      if (rss > opts.max_memory_bytes) {
+        std::string running, help;
+        for (const Running& r : colls) {
+          if (!r.s || !r.started || r.finished) continue;
+          running += "; running: " + describe_schedule(*r.s);
+          if (help.empty() || !r.s->is_compact()) help = too_big_help(*r.s);
+        }
+        status = Status(Errc::kOutOfMemory, "simulation stopped at " + std::to_string(engine.now().count_ns() / 1000) +
+                                                " us of simulated time: the process holds " + format_bytes(rss) +
+                                                ", over the memory limit of " + format_bytes(opts.max_memory_bytes) +
+                                                running + (help.empty() ? "" : ". For " + help));
+        return false;
+      }
+    }
+    if (opts.progress && t - last_progress_s >= opts.progress_interval_s) {
+      last_progress_s = t;
+      opts.progress(progress_now());
+    }
+    return true;
+  }
 
   void finish(size_t handle) {
     Running& run = colls[handle];
@@ -419,6 +466,11 @@ Simulator::Simulator(std::shared_ptr<const Topology> topo, SimulatorOptions opts
   }
   impl_->engine.add_model(impl_->model.get());
   Impl* impl = impl_.get();
+  // Every 4096 engine iterations (a few ms of work); every iteration when progress is asked for at every check.
+  if (opts.max_memory_bytes != 0 || opts.progress) {
+    impl_->engine.set_watch([impl] { return impl->watch(); },
+                            opts.progress && opts.progress_interval_s <= 0 ? 1 : 4096);
+  }
   impl_->model->set_completion_callback([impl](uint64_t id, SimTime t) {
     Status cs = impl->complete(id, t);
     if (!cs.is_ok() && impl->status.is_ok()) impl->status = cs;
@@ -454,7 +506,22 @@ Result<int> Simulator::submit(std::shared_ptr<const Schedule> schedule, SimTime 
     GENIE_ASSIGN_OR_RETURN(QuotientPlan plan, plan_quotient(s, *impl_->topo, impl_->flow(),
                                                             impl_->opts.protocol_overheads, *impl_->routes));
     run.plan = std::make_unique<QuotientPlan>(std::move(plan));
-  } else {
+  }
+  if (impl_->opts.max_memory_bytes != 0) {
+    // Before any per-op state exists: what it will take, beside what the process already holds.
+    const uint32_t period = run.plan ? run.plan->period : 0;
+    const uint64_t need = estimate_state_bytes(s, period), have = resident_bytes();
+    if (have + need > impl_->opts.max_memory_bytes) {
+      std::string how = run.plan ? ", timed by symmetry with period " + std::to_string(period) + " of " +
+                                       std::to_string(s.spec.nranks) + " ranks"
+                                 : std::string(s.is_compact() ? ", expanded" : "");
+      return Status(Errc::kOutOfMemory, "simulating " + describe_schedule(s) + how + " needs about " +
+                                            format_bytes(need) + " of per-op state beside the " + format_bytes(have) +
+                                            " this process holds, over the memory " + "limit of " +
+                                            format_bytes(impl_->opts.max_memory_bytes) + ". For " + too_big_help(s));
+    }
+  }
+  if (!run.plan) {
     run.dag = s.compact ? std::make_shared<const Schedule>(expand_schedule(s)) : run.s;
     const Schedule& d = *run.dag;
     for (size_t i = 0; i < d.ops.size(); ++i) {
@@ -478,6 +545,8 @@ Result<int> Simulator::submit(std::shared_ptr<const Schedule> schedule, SimTime 
 }
 
 Status Simulator::run_until(SimTime limit) {
+  if (impl_->wall_start == std::chrono::steady_clock::time_point{})
+    impl_->wall_start = std::chrono::steady_clock::now();
   impl_->engine.run_until(limit);
   Status st = impl_->status;
   impl_->status = Status::ok();

@@ -118,7 +118,25 @@ Result<SweepResult> run_sweep(const SweepOptions& opts) {
   const int gpt = opts.gpus_per_thread > 0 ? opts.gpus_per_thread : topo->gpus_per_server;
   SimulatorOptions sopts;
   sopts.engine = opts.engine;
+  sopts.max_memory_bytes = opts.max_memory_bytes;
+  size_t rows = 0;
+  for (uint64_t size = opts.min_bytes; size <= opts.max_bytes; ++rows) {
+    const uint64_t next = opts.step_factor > 1 ? static_cast<uint64_t>(static_cast<double>(size) * opts.step_factor)
+                                               : size + opts.step_bytes;
+    if (next <= size) {
+      ++rows;
+      break;
+    }
+    size = next;
+  }
   for (uint64_t size = opts.min_bytes; size <= opts.max_bytes;) {
+    if (opts.progress) {
+      const size_t row = res.rows.size();
+      sopts.progress_interval_s = opts.progress_interval_s;
+      sopts.progress = [&opts, row, rows, size](const SimProgress& p) {
+        opts.progress(SweepProgress{row, rows, size, p});
+      };
+    }
     const auto [count, printed] = counts_for(opts.collective, size, ts, static_cast<uint64_t>(n));
     CollectiveSpec spec;
     spec.collective = opts.collective;
@@ -127,7 +145,8 @@ Result<SweepResult> run_sweep(const SweepOptions& opts) {
     spec.redop = opts.redop;
     spec.root = opts.root;
     spec.nranks = n;
-    GENIE_ASSIGN_OR_RETURN(Schedule sched, plan_collective(spec, *topo, opts.env, ScheduleForm::kCompact));
+    GENIE_ASSIGN_OR_RETURN(Schedule sched,
+                           plan_collective(spec, *topo, opts.env, ScheduleForm::kCompact, opts.max_memory_bytes));
     // Host cost of launching the collective on one GPU (NCCL enqueue + kernel launch, per channel work).
     const int64_t launch_one_gpu =
         topo->host_launch_per_gpu_ns + sched.tuning.nchannels * topo->host_launch_per_gpu_channel_ns;
@@ -218,6 +237,14 @@ std::string format_nccl_tests(const SweepOptions& opts, const SweepResult& r) {
     out += "\n";
   }
   out += "# Out of bounds values : 0 OK\n";
+  for (const SweepRow& row : r.rows) {
+    if (!opts.show_tuning) break;
+    std::snprintf(buf, sizeof(buf),
+                  "# NCCL INFO %s %" PRIu64 " bytes: algorithm %s, protocol %s, %d channels (NCCL's model: %.1f us)\n",
+                  collective_name(opts.collective), row.size_bytes, algorithm_name(row.tuning.algorithm),
+                  protocol_name(row.tuning.protocol), row.tuning.nchannels, row.tuning.predicted_us);
+    out += buf;
+  }
   std::snprintf(buf, sizeof(buf), "# Avg bus bandwidth    : %g \n", bw_count ? bw_sum / bw_count : 0.0);
   out += buf;
   out += "#\n# Collective test concluded: " + prog + "\n\n";

@@ -2,6 +2,7 @@
 // DagBuilder and the per-algorithm schedule generators (private to the algorithm library).
 #pragma once
 
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <vector>
@@ -13,11 +14,34 @@ namespace genie::netsim {
 
 class Topology;
 
+/// Memory limit of the explicit DAG being built on this thread (build_schedule's `max_bytes`, 0: none), with what
+/// the simulator will add per op. Set for one build by ScopedBuildBudget; DagBuilder checks it as it goes.
+struct BuildBudget {
+  uint64_t max_bytes = 0;
+  uint64_t projected_bytes = 0;  ///< set when the build was stopped: the whole DAG's projected size
+  uint64_t projected_ops = 0;
+  bool exceeded = false;
+  /// Bytes per op and per dependency of a DAG plus the simulator's state for it (estimate_state_bytes).
+  static constexpr uint64_t kOpBytes = sizeof(Step) + 64, kDepBytes = sizeof(uint32_t) + 12;
+};
+inline thread_local BuildBudget* t_build_budget = nullptr;
+class ScopedBuildBudget {
+ public:
+  explicit ScopedBuildBudget(BuildBudget* b) : prev_(t_build_budget) { t_build_budget = b; }
+  ~ScopedBuildBudget() { t_build_budget = prev_; }
+  ScopedBuildBudget(const ScopedBuildBudget&) = delete;
+  ScopedBuildBudget& operator=(const ScopedBuildBudget&) = delete;
+
+ private:
+  BuildBudget* prev_;
+};
+
 /// Appends ops to a Schedule in topological order.
 class DagBuilder {
  public:
   static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-  explicit DagBuilder(Schedule* s) : s_(s) {}
+  explicit DagBuilder(Schedule* s)
+      : s_(s), budget_(t_build_budget && t_build_budget->max_bytes ? t_build_budget : nullptr) {}
   /// Adds a transfer; dependencies equal to kNone are skipped. `issue` is the op issued before it on the
   /// same connection (Step::issue_dep; kNone: none), added to the dependencies. Returns its op index.
   uint32_t transfer(int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice, bool reduce,
@@ -31,9 +55,39 @@ class DagBuilder {
   }
 
  private:
+  /// Every 2^18 ops: projects the whole DAG from the channels built so far (generators build channel by channel)
+  /// and stops storing ops once it would not fit; build_schedule then reports OutOfMemory.
+  bool over_budget() {
+    if (budget_->exceeded) return true;
+    const uint64_t ops = s_->ops.size(), deps = s_->deps.size();
+    const uint64_t nch = static_cast<uint64_t>(std::max(1, s_->tuning.nchannels));
+    // The channels finished so far (all but the one being built) project the rest; with none finished yet,
+    // what exists is the estimate.
+    const uint64_t done = std::min<uint64_t>(nch, channel_);
+    const uint64_t pops = done ? std::max(ops, channel_ops_ * nch / done) : ops;
+    const uint64_t pdeps = done ? std::max(deps, channel_deps_ * nch / done) : deps;
+    const uint64_t bytes = pops * BuildBudget::kOpBytes + pdeps * BuildBudget::kDepBytes;
+    if (bytes <= budget_->max_bytes) return false;
+    budget_->exceeded = true;
+    budget_->projected_ops = pops;
+    budget_->projected_bytes = bytes;
+    return true;
+  }
+
   template <class It>
   uint32_t add(Step::Kind kind, int32_t src, int32_t dst, uint64_t bytes, int channel, uint32_t step, uint32_t slice,
                bool reduce, It b, It e, uint32_t issue) {
+    if (budget_ != nullptr) {
+      if (static_cast<uint64_t>(channel) > channel_) {  // generators build channel by channel, in order
+        channel_ = static_cast<uint64_t>(channel);
+        channel_ops_ = s_->ops.size();
+        channel_deps_ = s_->deps.size();
+      }
+      if (budget_->exceeded ||
+          ((s_->ops.size() & ((uint64_t{1} << 18) - 1)) == 0 && !s_->ops.empty() && over_budget())) {
+        return static_cast<uint32_t>(s_->ops.size() - 1);  // stores no more; the generator runs to its end
+      }
+    }
     Step op;
     op.kind = kind;
     op.src = src;
@@ -56,6 +110,10 @@ class DagBuilder {
     return static_cast<uint32_t>(s_->ops.size() - 1);
   }
   Schedule* s_;
+  BuildBudget* budget_;
+  uint64_t channel_ = 0;      ///< highest channel seen
+  uint64_t channel_ops_ = 0;  ///< ops and dependencies before it: channels 0..channel_-1
+  uint64_t channel_deps_ = 0;
 };
 
 /// Splits `total` into `parts` nearly equal pieces (the first ones get the remainder).

@@ -2,11 +2,13 @@
 // Schedule helpers: names and parsers, spec validation, and dispatch to the algorithm generators.
 #include <strings.h>
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <set>
 
 #include "algorithms/dag_builder.hpp"
 #include "algorithms/nccl_tuning.hpp"
+#include "engine/sim_budget.hpp"
 #include "genie/netsim/topology.hpp"
 
 namespace genie::netsim {
@@ -240,7 +242,7 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
 }
 
 Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning,
-                                ScheduleForm form) {
+                                ScheduleForm form, uint64_t max_bytes) {
   GENIE_TRY(validate_spec(spec, topo));
   if (tuning.nchannels < 1 || tuning.nchannels > nccl::kMaxChannels) {
     return invalid_argument("channel count " + std::to_string(tuning.nchannels) + " outside [1, " +
@@ -260,6 +262,9 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
   };
   CompactSchedule cs;
   const bool want_compact = form == ScheduleForm::kCompact;
+  BuildBudget budget;
+  budget.max_bytes = max_bytes;
+  ScopedBuildBudget scope(&budget);
   switch (tuning.algorithm) {
     case Algorithm::kRing:
       if (want_compact) {
@@ -312,6 +317,19 @@ Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo
       GENIE_TRY(build_collnet(s.spec, topo, tuning, &s));
       break;
   }
+  if (budget.exceeded) {
+    s.ops.clear();
+    s.deps.clear();
+    char ops[32];
+    std::snprintf(ops, sizeof(ops), "%.1f M", static_cast<double>(budget.projected_ops) / 1e6);
+    return Status(Errc::kOutOfMemory,
+                  std::string("the explicit ") + algorithm_name(tuning.algorithm) + "/" +
+                      protocol_name(tuning.protocol) + " schedule of " + collective_name(spec.collective) + " of " +
+                      std::to_string(s.payload_bytes()) + " bytes on " + std::to_string(spec.nranks) + " ranks (" +
+                      std::to_string(tuning.nchannels) + " channels) would have about " + ops + " ops and need about " +
+                      format_bytes(budget.projected_bytes) + " with the simulator's state, over the memory limit of " +
+                      format_bytes(max_bytes) + " (given up while building it). For " + too_big_help(s));
+  }
   // Once per collective: NCCL's base latency of the algorithm/protocol (kernel start, work fetch). NCCL
   // prices NVLS as one whole-collective latency (tuning.cc: latency = intraLat = 25 us on NVLink); our NVLS
   // DAG already charges an NVLink Tree Simple step latency on each of its kNvlsStages synchronised stages,
@@ -344,10 +362,10 @@ Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& top
 }
 
 Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env,
-                                 ScheduleForm form) {
+                                 ScheduleForm form, uint64_t max_bytes) {
   GENIE_TRY(validate_spec(spec, topo));
   GENIE_ASSIGN_OR_RETURN(Tuning t, select_tuning(spec, topo, env));
-  return build_schedule(spec, topo, t, form);
+  return build_schedule(spec, topo, t, form, max_bytes);
 }
 
 }  // namespace genie::netsim

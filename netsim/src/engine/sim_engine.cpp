@@ -27,6 +27,10 @@ uint64_t SimEngine::run_until(SimTime limit) {
   while (auto next = next_event_time()) {
     if (*next > limit) break;
     ++iterations;
+    if (watch_ && ++since_watch_ >= watch_every_) {
+      since_watch_ = 0;
+      if (!watch_()) break;
+    }
     const SimTime dt = *next - now_;
     for (Model* m : models_) m->advance(now_, dt);
     now_ = *next;

@@ -27,6 +27,12 @@ class SimEngine {
   /// Processes every event at or before `limit`, in time order; the clock stops at the last event
   /// processed (never beyond `limit`). Returns the number of iterations.
   uint64_t run_until(SimTime limit);
+  /// Calls `watch` every `every` iterations of run_until(); when it returns false, run_until() returns at once
+  /// (the clock stays at the last event processed). For progress reports and resource limits.
+  void set_watch(std::function<bool()> watch, uint64_t every) {
+    watch_ = std::move(watch);
+    watch_every_ = every > 0 ? every : 1;
+  }
   /// Absolute time of the next event (model or queue), or nullopt when nothing is pending.
   std::optional<SimTime> next_event_time();
 
@@ -35,6 +41,9 @@ class SimEngine {
   EventQueue queue_;
   EventHandler handler_;
   SimTime now_;
+  std::function<bool()> watch_;
+  uint64_t watch_every_ = 1;
+  uint64_t since_watch_ = 0;
 };
 
 }  // namespace genie::netsim

@@ -51,12 +51,12 @@ enum class DataType {
 /// bytes of a sum).
 enum class RedOp { kSum, kProd, kMax, kMin, kAvg, kPreMulSum };
 
-const char* collective_name(Collective c) noexcept;  ///< "all_reduce"
+const char* collective_name(Collective c) noexcept;      ///< "all_reduce"
 const char* collective_api_name(Collective c) noexcept;  ///< "AllReduce" (NCCL's API and NCCL_DEBUG spelling)
-const char* algorithm_name(Algorithm a) noexcept;    ///< "Ring" (NCCL_ALGO spelling)
-const char* protocol_name(Protocol p) noexcept;      ///< "LL128"
-const char* datatype_name(DataType d) noexcept;      ///< "float" (nccl-tests spelling)
-const char* redop_name(RedOp o) noexcept;            ///< "sum"
+const char* algorithm_name(Algorithm a) noexcept;        ///< "Ring" (NCCL_ALGO spelling)
+const char* protocol_name(Protocol p) noexcept;          ///< "LL128"
+const char* datatype_name(DataType d) noexcept;          ///< "float" (nccl-tests spelling)
+const char* redop_name(RedOp o) noexcept;                ///< "sum"
 size_t datatype_size(DataType d) noexcept;
 /// Parsers accept the spellings above, case-insensitively (collective: also "allreduce"); InvalidArgument
 /// names the bad word and lists the valid ones.
@@ -98,9 +98,9 @@ struct Tuning {
 };
 
 /// One step of a collective's Schedule: a node of the DAG (not a sched::Op, which is an op on a stream's
-/// timeline; `step` below is the algorithm round the node belongs to). A transfer moves `bytes` from rank `src` to rank `dst` (either may be
-/// kNvlsEndpoint or kCollNetEndpoint); `reduce` means the receiver reduces the data into its buffer as it arrives
-/// (NCCL's recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
+/// timeline; `step` below is the algorithm round the node belongs to). A transfer moves `bytes` from rank `src` to rank
+/// `dst` (either may be kNvlsEndpoint or kCollNetEndpoint); `reduce` means the receiver reduces the data into its
+/// buffer as it arrives (NCCL's recvReduceSend). kReduce/kCopy are local operations on `src` with no network traffic.
 struct Step {
   enum class Kind : uint8_t { kTransfer, kReduce, kCopy };
   Kind kind = Kind::kTransfer;
@@ -234,13 +234,16 @@ Result<Tuning> select_tuning(const CollectiveSpec& spec, const Topology& topo, c
 Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning);
 /// Same, in the requested form: kCompact gives a compact Schedule for circulant algorithms (ring all-reduce,
 /// all-gather and reduce-scatter; direct; PAT) and an explicit one otherwise.
+/// `max_bytes` (0: no limit) bounds an explicit DAG with the simulator's state for it (estimate_state_bytes):
+/// the size is projected while the DAG is built, and one that would not fit is given up early with OutOfMemory
+/// naming the collective, its projected ops and bytes, and the switches that help.
 Result<Schedule> build_schedule(const CollectiveSpec& spec, const Topology& topo, const Tuning& tuning,
-                                ScheduleForm form);
+                                ScheduleForm form, uint64_t max_bytes = 0);
 
 /// select_tuning + build_schedule (explicit).
 Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env);
 /// select_tuning + build_schedule in the requested form.
 Result<Schedule> plan_collective(const CollectiveSpec& spec, const Topology& topo, const NcclEnv& env,
-                                 ScheduleForm form);
+                                 ScheduleForm form, uint64_t max_bytes = 0);
 
 }  // namespace genie::netsim

@@ -25,6 +25,14 @@ enum class EngineKind {
 Result<EngineKind> parse_engine(const std::string& s);
 const char* engine_name(EngineKind e) noexcept;
 
+/// How far a running simulation is (SimulatorOptions::progress).
+struct SimProgress {
+  uint64_t done = 0;   ///< units (ops, or symmetry classes of compact schedules) finished
+  uint64_t total = 0;  ///< units of every submitted collective not yet released
+  SimTime now;         ///< simulated time
+  double wall_s = 0;   ///< wall seconds since the first run()/run_until() of this Simulator
+};
+
 struct SimulatorOptions {
   EngineKind engine = EngineKind::kFlow;
   /// Apply NCCL protocol costs: per-step latency of the protocol on the path's link class (instead of the
@@ -38,6 +46,15 @@ struct SimulatorOptions {
   /// later predecessor never makes an op end earlier, so this times a schedule no later than it can end in any
   /// traffic (duration_lower_bound).
   bool alone = false;
+  /// Memory this simulation may use, in bytes (0: no limit). Before a collective's per-op state is built its
+  /// size is estimated (estimate_state_bytes), and while the engine runs the process's resident set is
+  /// checked every few thousand events: past the limit, submit() or run() fail with OutOfMemory naming the
+  /// collective, the estimate and what helps, instead of the process meeting the OOM killer.
+  uint64_t max_memory_bytes = 0;
+  /// Called from run()/run_until() about every `progress_interval_s` seconds of wall time while ops remain
+  /// (an interval <= 0: at every check), for long simulations.
+  std::function<void(const SimProgress&)> progress;
+  double progress_interval_s = 1.0;
 };
 
 /// Start and end of one Step of a schedule.
@@ -48,8 +65,8 @@ struct StepTiming {
 
 /// Timing of one submitted collective.
 struct CollectiveTiming {
-  SimTime start;              ///< submission time
-  SimTime end;                ///< when its last op finished
+  SimTime start;                ///< submission time
+  SimTime end;                  ///< when its last op finished
   std::vector<StepTiming> ops;  ///< indexed like Schedule::ops (of expand_schedule() for a compact schedule)
   /// A compact schedule timed by symmetry (`period` > 0, `ops` empty): member p of compact op k, i.e. op
   /// k * members + p of the explicit form, has the timing classes[k * period + p % period].
@@ -114,6 +131,11 @@ class Simulator {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Bytes the Simulator's per-op state for `schedule` takes (dependency lists, states, timings, model entries):
+/// what SimulatorOptions::max_memory_bytes is checked against. `period`: the symmetry period a compact
+/// schedule is timed with (0: it runs explicit, i.e. expanded, and the explicit DAG is counted too).
+uint64_t estimate_state_bytes(const Schedule& schedule, uint32_t period);
 
 /// Times one schedule alone from t = 0. Convenience over Simulator.
 Result<CollectiveTiming> simulate_schedule(std::shared_ptr<const Topology> topo, const Schedule& schedule,

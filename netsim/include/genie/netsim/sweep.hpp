@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,14 @@ namespace genie::netsim {
 /// Parses a byte size with an optional K/M/G/T suffix (powers of 1024, as nccl-tests): "8G", "1K", "512".
 /// Errors: InvalidArgument naming the text.
 Result<uint64_t> parse_size(const std::string& text);
+
+/// How far a sweep is: size `row` (0-based) of `rows`, and that size's simulation.
+struct SweepProgress {
+  size_t row = 0;
+  size_t rows = 0;
+  uint64_t size_bytes = 0;
+  SimProgress sim;
+};
 
 /// One `genie sim` run.
 struct SweepOptions {
@@ -34,7 +43,20 @@ struct SweepOptions {
   /// GPUs one host thread launches per collective (nccl-tests -g); 0: all GPUs of a server. Sets the host
   /// launch floor of each iteration.
   int gpus_per_thread = 0;
+  /// Memory the simulation of one size may use, in bytes (0: no limit): SimulatorOptions::max_memory_bytes and
+  /// build_schedule's `max_bytes`. A size that does not fit stops the sweep with OutOfMemory and the reason.
+  uint64_t max_memory_bytes = 0;
+  /// Print NCCL's choice for every size (algorithm, protocol, channels, NCCL's own time estimate) as `#` lines
+  /// after the table (`genie sim` sets it with NCCL_DEBUG=INFO).
+  bool show_tuning = false;
+  /// Called about every `progress_interval_s` of wall time while a size is simulated (SimulatorOptions::progress).
+  std::function<void(const SweepProgress&)> progress;
+  double progress_interval_s = 1.0;
 };
+
+/// The memory limit `genie sim` uses unless told otherwise: 90% of what the system has available now
+/// (MemAvailable in /proc/meminfo), 0 (no limit) when that cannot be read.
+uint64_t default_memory_limit();
 
 /// One row of the table (out-of-place and in-place are simulated identically).
 struct SweepRow {
