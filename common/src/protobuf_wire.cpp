@@ -84,7 +84,8 @@ Result<Field> Reader::next() {
   f.offset = pos_;
   GENIE_ASSIGN_OR_RETURN(uint64_t key, read_varint(buf_, &pos_));
   const uint64_t number = key >> 3;
-  if (number == 0 || number > kMaxFieldNumber) return invalid_argument("bad field number " + std::to_string(number) + at(f.offset));
+  if (number == 0 || number > kMaxFieldNumber)
+    return invalid_argument("bad field number " + std::to_string(number) + at(f.offset));
   f.number = static_cast<uint32_t>(number);
   const auto wt = static_cast<uint8_t>(key & 7);
   switch (wt) {
@@ -97,7 +98,8 @@ Result<Field> Reader::next() {
     case 5: {
       const size_t n = wt == 1 ? 8 : 4;
       f.type = wt == 1 ? WireType::kFixed64 : WireType::kFixed32;
-      if (buf_.size() - pos_ < n) return invalid_argument("truncated fixed-width field " + std::to_string(number) + at(f.offset));
+      if (buf_.size() - pos_ < n)
+        return invalid_argument("truncated fixed-width field " + std::to_string(number) + at(f.offset));
       for (size_t i = 0; i < n; ++i) f.value |= static_cast<uint64_t>(static_cast<uint8_t>(buf_[pos_ + i])) << (8 * i);
       pos_ += n;
       return f;
@@ -123,7 +125,8 @@ Status append_repeated_varint(const Field& f, std::vector<uint64_t>* out) {
     out->push_back(f.value);
     return Status::ok();
   }
-  if (f.type != WireType::kLen) return invalid_argument("repeated varint field " + std::to_string(f.number) + " has a fixed-width wire type");
+  if (f.type != WireType::kLen)
+    return invalid_argument("repeated varint field " + std::to_string(f.number) + " has a fixed-width wire type");
   size_t pos = 0;
   while (pos < f.bytes.size()) {
     auto v = read_varint(f.bytes, &pos);

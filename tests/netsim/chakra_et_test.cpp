@@ -27,7 +27,8 @@ std::string hex(std::string_view s) {
 
 std::string unhex(std::string_view h) {
   std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
   return out;
 }
 

@@ -70,8 +70,9 @@ Node marker(uint64_t id, const char* range, bool begin, int index, std::vector<u
 Trace trace(int rank, int nranks, std::vector<Node> nodes, const std::string& groups = "") {
   Trace t;
   t.metadata.version = "1.0.0";
-  t.metadata.attr = {Attr::int64("rank", rank), Attr::int64("world_size", nranks), Attr::int64("gpu", rank),
-                     Attr::string("topology", "hgx-h100"), Attr::int64("nodes", 1), Attr::string("engine", "analytical")};
+  t.metadata.attr = {Attr::int64("rank", rank), Attr::int64("world_size", nranks),
+                     Attr::int64("gpu", rank),  Attr::string("topology", "hgx-h100"),
+                     Attr::int64("nodes", 1),   Attr::string("engine", "analytical")};
   if (!groups.empty()) t.metadata.attr.push_back(Attr::string("process_groups", groups));
   t.nodes = std::move(nodes);
   return t;
@@ -127,8 +128,9 @@ TEST(WorkloadReplay, AMessageStartsWhenBothEndsAreReadyAndRangesAreTimed) {
   // send/recv alone (d); rank 1's step is 10 us + d + 2 us.
   const std::string dir = temp_dir("msg");
   write(dir, {trace(0, 2, {comp(1, 10000), msg(2, true, 0, 1, 1 << 20, {1})}),
-              trace(1, 2, {marker(1, "step", true, 0, {}), msg(2, false, 0, 1, 1 << 20, {1}), comp(3, 2000, {2}),
-                           marker(4, "step", false, 0, {3})})});
+              trace(1, 2,
+                    {marker(1, "step", true, 0, {}), msg(2, false, 0, 1, 1 << 20, {1}), comp(3, 2000, {2}),
+                     marker(4, "step", false, 0, {3})})});
   WorkloadOptions o;
   o.workload = dir;
   auto r = replay_workload(o);
@@ -167,9 +169,9 @@ TEST(WorkloadReplay, DataParallelRescaleGrowsTheGroupAndKeepsShardTotals) {
   const std::string dir = temp_dir("dp");
   const std::string groups = R"([{"pg_name":"1","ranks":[0,1]}])";
   for (int r = 0; r < 2; ++r)
-    ASSERT_TRUE(chakra::write_trace(dir + "/t." + std::to_string(r) + ".et",
-                                    trace(r, 2, {coll(1, "all_gather", 1000, "1", {}), coll(2, "all_reduce", 4096, "1", {1})},
-                                          groups))
+    ASSERT_TRUE(chakra::write_trace(
+                    dir + "/t." + std::to_string(r) + ".et",
+                    trace(r, 2, {coll(1, "all_gather", 1000, "1", {}), coll(2, "all_reduce", 4096, "1", {1})}, groups))
                     .is_ok());
   WorkloadOptions o;
   o.workload = dir;
@@ -200,11 +202,12 @@ TEST(WorkloadReplay, DataParallelRescaleCopiesModelParallelGroupsPerReplica) {
       R"({"pg_name":"4","ranks":[1,3]}])";
   for (int r = 0; r < 4; ++r) {
     const std::string tp = r < 2 ? "1" : "2", dp = r % 2 == 0 ? "3" : "4";
-    ASSERT_TRUE(chakra::write_trace(dir + "/t." + std::to_string(r) + ".et",
-                                    trace(r, 4, {coll(1, "all_reduce", 1024, tp.c_str(), {}),
-                                                 coll(2, "all_reduce", 1024, dp.c_str(), {1})},
-                                          groups))
-                    .is_ok());
+    ASSERT_TRUE(
+        chakra::write_trace(
+            dir + "/t." + std::to_string(r) + ".et",
+            trace(r, 4, {coll(1, "all_reduce", 1024, tp.c_str(), {}), coll(2, "all_reduce", 1024, dp.c_str(), {1})},
+                  groups))
+            .is_ok());
   }
   WorkloadOptions o;
   o.workload = dir;
@@ -242,7 +245,8 @@ TEST(WorkloadReplay, BadOrIncompatibleTracesAreErrorsThatNameWhatIsWrong) {
   e = replay_error("nopg", {trace(0, 1, {coll(1, "all_reduce", 8, "7", {})})});
   EXPECT_NE(e.find("field 'pg_name': process group '7' is not defined"), std::string::npos) << e;
   // Ranks that call different collectives at the same place.
-  e = replay_error("mismatch", {trace(0, 2, {coll(1, "all_reduce", 8, "", {})}), trace(1, 2, {coll(1, "all_gather", 8, "", {})})});
+  e = replay_error("mismatch",
+                   {trace(0, 2, {coll(1, "all_reduce", 8, "", {})}), trace(1, 2, {coll(1, "all_gather", 8, "", {})})});
   EXPECT_NE(e.find("call #0: rank 0 calls all_reduce of 8 float, rank 1"), std::string::npos) << e;
   // A collective one rank never calls.
   e = replay_error("missing", {trace(0, 2, {coll(1, "all_reduce", 8, "", {})}), trace(1, 2, {comp(1, 10)})});

@@ -29,7 +29,8 @@ SimTime all_reduce_time() {
   s.rank_to_gpu = {0, 1};
   auto plan = netsim::plan_collective(s, **topo, netsim::NcclEnv{});
   EXPECT_TRUE(plan.is_ok());
-  auto t = netsim::simulate_schedule(*topo, *plan, netsim::SimulatorOptions{netsim::EngineKind::kAnalytical, true, false});
+  auto t =
+      netsim::simulate_schedule(*topo, *plan, netsim::SimulatorOptions{netsim::EngineKind::kAnalytical, true, false});
   EXPECT_TRUE(t.is_ok());
   return t->duration();
 }
@@ -68,7 +69,8 @@ JobRecord job(SimTime d) {
     ar.comm = 7;
     ar.seq = 1;
     ar.bytes = 4096;
-    j.op_records.push_back({op(OpKind::kKernel, p, 1, 0, 0, k1), ar, op(OpKind::kHostWait, -1, host, 3, 2 * kUs, e + 500),
+    j.op_records.push_back({op(OpKind::kKernel, p, 1, 0, 0, k1), ar,
+                            op(OpKind::kHostWait, -1, host, 3, 2 * kUs, e + 500),
                             op(OpKind::kKernel, p, 1, 2, e + kUs, e + 11 * kUs, e + kUs),
                             op(OpKind::kRange, p, host, 4, 0, e + 12 * kUs)});
     j.op_records.back()[2].flags = 0;

@@ -25,8 +25,8 @@ namespace f_attr {
 constexpr uint32_t kName = 1, kDoc = 2;
 }
 namespace f_node {
-constexpr uint32_t kId = 1, kName = 2, kType = 3, kCtrlDeps = 4, kDataDeps = 5, kStart = 6, kDuration = 7,
-                   kInputs = 8, kOutputs = 9, kAttr = 10;
+constexpr uint32_t kId = 1, kName = 2, kType = 3, kCtrlDeps = 4, kDataDeps = 5, kStart = 6, kDuration = 7, kInputs = 8,
+                   kOutputs = 9, kAttr = 10;
 }
 namespace f_io {
 constexpr uint32_t kValues = 1, kShapes = 2, kTypes = 3;
@@ -38,17 +38,21 @@ constexpr int32_t kMaxNodeType = static_cast<int32_t>(NodeType::kCheckpoint);
 
 const char* wire_name(WireType t) {
   switch (t) {
-    case WireType::kVarint: return "varint";
-    case WireType::kFixed64: return "fixed64";
-    case WireType::kLen: return "length-delimited";
-    case WireType::kFixed32: return "fixed32";
+    case WireType::kVarint:
+      return "varint";
+    case WireType::kFixed64:
+      return "fixed64";
+    case WireType::kLen:
+      return "length-delimited";
+    case WireType::kFixed32:
+      return "fixed32";
   }
   return "?";
 }
 
 Status wrong_type(const char* field, const Field& f, WireType want) {
-  return invalid_argument(std::string("field '") + field + "' (number " + std::to_string(f.number) + ") has wire type " +
-                          wire_name(f.type) + ", expected " + wire_name(want));
+  return invalid_argument(std::string("field '") + field + "' (number " + std::to_string(f.number) +
+                          ") has wire type " + wire_name(f.type) + ", expected " + wire_name(want));
 }
 
 Status expect(const char* field, const Field& f, WireType want) {
@@ -88,13 +92,15 @@ Status decode_io(std::string_view bytes, IOInfo* io) {
   Reader r(bytes);
   while (!r.done()) {
     GENIE_ASSIGN_OR_RETURN(Field f, r.next());
-    std::string* dst = f.number == f_io::kValues ? &io->values
+    std::string* dst = f.number == f_io::kValues   ? &io->values
                        : f.number == f_io::kShapes ? &io->shapes
                        : f.number == f_io::kTypes  ? &io->types
                                                    : nullptr;
     if (!dst) continue;
-    GENIE_TRY(expect(f.number == f_io::kValues ? "values" : f.number == f_io::kShapes ? "shapes" : "types", f,
-                     WireType::kLen));
+    GENIE_TRY(expect(f.number == f_io::kValues   ? "values"
+                     : f.number == f_io::kShapes ? "shapes"
+                                                 : "types",
+                     f, WireType::kLen));
     dst->assign(f.bytes);
   }
   return Status::ok();
@@ -175,44 +181,92 @@ Status decode_node_into(std::string_view bytes, Node* n) {
 
 const char* node_type_name(NodeType t) noexcept {
   switch (t) {
-    case NodeType::kInvalid: return "INVALID_NODE";
-    case NodeType::kMetadata: return "METADATA_NODE";
-    case NodeType::kMemLoad: return "MEM_LOAD_NODE";
-    case NodeType::kMemStore: return "MEM_STORE_NODE";
-    case NodeType::kComp: return "COMP_NODE";
-    case NodeType::kCommSend: return "COMM_SEND_NODE";
-    case NodeType::kCommRecv: return "COMM_RECV_NODE";
-    case NodeType::kCommColl: return "COMM_COLL_NODE";
-    case NodeType::kStorage: return "STORAGE_NODE";
-    case NodeType::kBatch: return "BATCH_NODE";
-    case NodeType::kCheckpoint: return "CHECKPOINT_NODE";
+    case NodeType::kInvalid:
+      return "INVALID_NODE";
+    case NodeType::kMetadata:
+      return "METADATA_NODE";
+    case NodeType::kMemLoad:
+      return "MEM_LOAD_NODE";
+    case NodeType::kMemStore:
+      return "MEM_STORE_NODE";
+    case NodeType::kComp:
+      return "COMP_NODE";
+    case NodeType::kCommSend:
+      return "COMM_SEND_NODE";
+    case NodeType::kCommRecv:
+      return "COMM_RECV_NODE";
+    case NodeType::kCommColl:
+      return "COMM_COLL_NODE";
+    case NodeType::kStorage:
+      return "STORAGE_NODE";
+    case NodeType::kBatch:
+      return "BATCH_NODE";
+    case NodeType::kCheckpoint:
+      return "CHECKPOINT_NODE";
   }
   return "?";
 }
 
 const char* comm_type_name(CommType t) noexcept {
   switch (t) {
-    case CommType::kAllReduce: return "ALL_REDUCE";
-    case CommType::kReduce: return "REDUCE";
-    case CommType::kAllGather: return "ALL_GATHER";
-    case CommType::kGather: return "GATHER";
-    case CommType::kScatter: return "SCATTER";
-    case CommType::kBroadcast: return "BROADCAST";
-    case CommType::kAllToAll: return "ALL_TO_ALL";
-    case CommType::kReduceScatter: return "REDUCE_SCATTER";
-    case CommType::kReduceScatterBlock: return "REDUCE_SCATTER_BLOCK";
-    case CommType::kBarrier: return "BARRIER";
+    case CommType::kAllReduce:
+      return "ALL_REDUCE";
+    case CommType::kReduce:
+      return "REDUCE";
+    case CommType::kAllGather:
+      return "ALL_GATHER";
+    case CommType::kGather:
+      return "GATHER";
+    case CommType::kScatter:
+      return "SCATTER";
+    case CommType::kBroadcast:
+      return "BROADCAST";
+    case CommType::kAllToAll:
+      return "ALL_TO_ALL";
+    case CommType::kReduceScatter:
+      return "REDUCE_SCATTER";
+    case CommType::kReduceScatterBlock:
+      return "REDUCE_SCATTER_BLOCK";
+    case CommType::kBarrier:
+      return "BARRIER";
   }
   return "?";
 }
 
 const char* attr_kind_name(Attr::Kind k) noexcept {
-  static const char* const kNames[] = {
-      "none",         "?",            "?",           "double_val",   "double_list",  "float_val",   "float_list",
-      "int32_val",    "int32_list",   "int64_val",   "int64_list",   "uint32_val",   "uint32_list", "uint64_val",
-      "uint64_list",  "sint32_val",   "sint32_list", "sint64_val",   "sint64_list",  "fixed32_val", "fixed32_list",
-      "fixed64_val",  "fixed64_list", "sfixed32_val", "sfixed32_list", "sfixed64_val", "sfixed64_list", "bool_val",
-      "bool_list",    "string_val",   "string_list", "bytes_val",    "bytes_list"};
+  static const char* const kNames[] = {"none",
+                                       "?",
+                                       "?",
+                                       "double_val",
+                                       "double_list",
+                                       "float_val",
+                                       "float_list",
+                                       "int32_val",
+                                       "int32_list",
+                                       "int64_val",
+                                       "int64_list",
+                                       "uint32_val",
+                                       "uint32_list",
+                                       "uint64_val",
+                                       "uint64_list",
+                                       "sint32_val",
+                                       "sint32_list",
+                                       "sint64_val",
+                                       "sint64_list",
+                                       "fixed32_val",
+                                       "fixed32_list",
+                                       "fixed64_val",
+                                       "fixed64_list",
+                                       "sfixed32_val",
+                                       "sfixed32_list",
+                                       "sfixed64_val",
+                                       "sfixed64_list",
+                                       "bool_val",
+                                       "bool_list",
+                                       "string_val",
+                                       "string_list",
+                                       "bytes_val",
+                                       "bytes_list"};
   const auto i = static_cast<size_t>(k);
   return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "?";
 }
@@ -307,8 +361,10 @@ std::string encode_attr(const Attr& a) {
       break;
     case Attr::Kind::kUint32:
     case Attr::Kind::kFixed32:
-      if (wt == WireType::kFixed32) w.fixed32_field(field, static_cast<uint32_t>(a.i));
-      else w.uint64_field(field, static_cast<uint32_t>(a.i));
+      if (wt == WireType::kFixed32)
+        w.fixed32_field(field, static_cast<uint32_t>(a.i));
+      else
+        w.uint64_field(field, static_cast<uint32_t>(a.i));
       break;
     case Attr::Kind::kSfixed32:
       w.fixed32_field(field, static_cast<uint32_t>(static_cast<int32_t>(a.i)));
@@ -318,8 +374,10 @@ std::string encode_attr(const Attr& a) {
       w.fixed64_field(field, static_cast<uint64_t>(a.i));
       break;
     default:
-      if (wt == WireType::kLen) w.bytes_field(field, a.s);
-      else w.uint64_field(field, static_cast<uint64_t>(a.i));  // int32 sign-extends through int64, as protobuf does
+      if (wt == WireType::kLen)
+        w.bytes_field(field, a.s);
+      else
+        w.uint64_field(field, static_cast<uint64_t>(a.i));  // int32 sign-extends through int64, as protobuf does
       break;
   }
   return w.take();
@@ -379,8 +437,10 @@ Result<Attr> decode_attr(std::string_view bytes) {
         a.i = f.value != 0 ? 1 : 0;
         break;
       default:
-        if (want == WireType::kLen) a.s.assign(f.bytes);
-        else a.i = static_cast<int64_t>(f.value);
+        if (want == WireType::kLen)
+          a.s.assign(f.bytes);
+        else
+          a.i = static_cast<int64_t>(f.value);
         break;
     }
   }

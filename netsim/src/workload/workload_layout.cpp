@@ -84,8 +84,7 @@ Status lay_out_ranks(const WorkloadOptions& opts, Model* m) {
   // The recorded world: a group of every rank in rank order, or one added for nodes that name no group.
   m->dp_from = m->dp_to = 0;
   auto candidates = dp_candidates(*m, n);
-  if (opts.dp_from > 0)
-    std::erase_if(candidates, [&](const DpFamily& f) { return f.size != opts.dp_from; });
+  if (opts.dp_from > 0) std::erase_if(candidates, [&](const DpFamily& f) { return f.size != opts.dp_from; });
   // Prefer the family whose groups' members are farthest apart (frameworks put tensor parallelism on neighbouring
   // ranks), then the largest; the whole world only when nothing else partitions the ranks.
   std::sort(candidates.begin(), candidates.end(), [&](const DpFamily& a, const DpFamily& b) {
@@ -100,9 +99,9 @@ Status lay_out_ranks(const WorkloadOptions& opts, Model* m) {
     return identity_layout(m);
   }
   if (candidates.empty())
-    return invalid_argument("--dp: the traces have no data-parallel group (groups of equal size partitioning the " +
-                            std::to_string(n) + " ranks" + (opts.dp_from > 0 ? " with " + std::to_string(opts.dp_from) + " members" : "") +
-                            ") to rescale");
+    return invalid_argument(
+        "--dp: the traces have no data-parallel group (groups of equal size partitioning the " + std::to_string(n) +
+        " ranks" + (opts.dp_from > 0 ? " with " + std::to_string(opts.dp_from) + " members" : "") + ") to rescale");
   const DpFamily& dp = candidates.front();
   const int D = dp.size, M = n / D, K = opts.dp;
   // Position of every recorded rank: replica i (its place in its data-parallel group) and model-parallel index mp.
@@ -125,7 +124,7 @@ Status lay_out_ranks(const WorkloadOptions& opts, Model* m) {
   Group world;
   world.name = "world";
   for (int r = 0; r < K * M; ++r) world.ranks.push_back(r);
-  m->pgs.push_back(world);  // index 0: the world (nodes that name no group)
+  m->pgs.push_back(world);    // index 0: the world (nodes that name no group)
   std::map<int, int> dp_new;  // mp index -> replayed pg
   for (int k = 0; k < M; ++k) {
     Group g;
@@ -146,8 +145,10 @@ Status lay_out_ranks(const WorkloadOptions& opts, Model* m) {
     } else {
       for (int r : g.ranks)
         if (rep[static_cast<size_t>(r)] != rep[static_cast<size_t>(g.ranks.front())])
-          return invalid_argument("--dp: process group '" + g.name + "' spans data-parallel replicas without being a "
-                                  "data-parallel group (of " + std::to_string(D) + " ranks): cannot rescale it");
+          return invalid_argument("--dp: process group '" + g.name +
+                                  "' spans data-parallel replicas without being a "
+                                  "data-parallel group (of " +
+                                  std::to_string(D) + " ranks): cannot rescale it");
       role[p] = Role::kReplica;
       for (int i = 0; i < K; ++i) {
         Group c;
@@ -161,7 +162,8 @@ Status lay_out_ranks(const WorkloadOptions& opts, Model* m) {
   m->ranks.assign(static_cast<size_t>(K * M), Rank{});
   for (int i = 0; i < K; ++i) {
     for (int k = 0; k < M; ++k) {
-      const int src = m->recorded_pgs[static_cast<size_t>(dp.groups[static_cast<size_t>(k)])].ranks[static_cast<size_t>(i % D)];
+      const int src =
+          m->recorded_pgs[static_cast<size_t>(dp.groups[static_cast<size_t>(k)])].ranks[static_cast<size_t>(i % D)];
       Rank& rk = m->ranks[static_cast<size_t>(i * M + k)];
       rk.graph = m->recorded[static_cast<size_t>(src)];
       rk.recorded = src;
@@ -172,9 +174,8 @@ Status lay_out_ranks(const WorkloadOptions& opts, Model* m) {
   m->dp_to = K;
   // Calls keep their total size on a grown data-parallel group: a shard of an all-gather or reduce-scatter is D / K
   // of what it was (FSDP, ZeRO); all-reduce and broadcast sizes stay (DDP).
-  m->notes.push_back("data parallelism " + std::to_string(D) + " -> " + std::to_string(K) + ": " +
-                     std::to_string(M) + " rank(s) per replica; data-parallel groups: " +
-                     [&] {
+  m->notes.push_back("data parallelism " + std::to_string(D) + " -> " + std::to_string(K) + ": " + std::to_string(M) +
+                     " rank(s) per replica; data-parallel groups: " + [&] {
                        std::string s;
                        for (int g : dp.groups) {
                          s += (s.empty() ? "" : ", ") + m->recorded_pgs[static_cast<size_t>(g)].name + " {";
@@ -238,7 +239,8 @@ Status match_calls(Model* m) {
   };
   std::map<std::tuple<int, int, int>, std::vector<End>> sends, recvs;  // (pg, src, dst)
   auto describe = [](const CollectiveSpec& s) {
-    return std::string(collective_name(s.collective)) + " of " + std::to_string(s.count) + " " + datatype_name(s.datatype);
+    return std::string(collective_name(s.collective)) + " of " + std::to_string(s.count) + " " +
+           datatype_name(s.datatype);
   };
   for (size_t r = 0; r < m->ranks.size(); ++r) {
     Rank& rk = m->ranks[r];
@@ -268,8 +270,8 @@ Status match_calls(Model* m) {
       if (slot.bytes > 0 && split) spec.count = slot.bytes / datatype_size(spec.datatype) / static_cast<uint64_t>(n);
       const bool shard = split || c == Collective::kAllGather || c == Collective::kGather;
       if (rescaled && shard && slot.pg >= 0 && m->dp_role[static_cast<size_t>(slot.pg)] == 0)
-        spec.count = std::max<uint64_t>(1, (spec.count * static_cast<uint64_t>(D) + static_cast<uint64_t>(K) / 2) /
-                                               static_cast<uint64_t>(K));
+        spec.count = std::max<uint64_t>(
+            1, (spec.count * static_cast<uint64_t>(D) + static_cast<uint64_t>(K) / 2) / static_cast<uint64_t>(K));
       spec.nranks = n;
       spec.rank_to_gpu = gpus_of(group);
       const int k = coll_count[{rank, pg}]++;

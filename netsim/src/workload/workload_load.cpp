@@ -60,8 +60,7 @@ Result<Files> find_files(const std::string& workload) {
     f.prefix = by_prefix.begin()->first;
   }
   auto it = by_prefix.find(f.prefix);
-  if (it == by_prefix.end())
-    return invalid_argument(f.dir + ": no trace " + f.prefix + ".<rank>.et");
+  if (it == by_prefix.end()) return invalid_argument(f.dir + ": no trace " + f.prefix + ".<rank>.et");
   const int n = static_cast<int>(it->second.size());
   for (int r = 0; r < n; ++r) {
     auto p = it->second.find(r);
@@ -82,7 +81,9 @@ Result<int64_t> int_attr(const Node& n, const char* name, int64_t def, const std
   const Attr* a = n.find(name);
   if (!a) return def;
   auto v = a->as_int();
-  if (!v) return invalid_argument(at + ": field '" + name + "' is " + chakra::attr_kind_name(a->kind) + ", expected an integer");
+  if (!v)
+    return invalid_argument(at + ": field '" + name + "' is " + chakra::attr_kind_name(a->kind) +
+                            ", expected an integer");
   return *v;
 }
 
@@ -96,16 +97,25 @@ Result<std::string> string_attr(const Node& n, const char* name, const std::stri
 
 Result<Collective> from_comm_type(int64_t t, const std::string& at) {
   switch (static_cast<CommType>(t)) {
-    case CommType::kAllReduce: return Collective::kAllReduce;
-    case CommType::kReduce: return Collective::kReduce;
-    case CommType::kAllGather: return Collective::kAllGather;
-    case CommType::kGather: return Collective::kGather;
-    case CommType::kScatter: return Collective::kScatter;
-    case CommType::kBroadcast: return Collective::kBroadcast;
-    case CommType::kAllToAll: return Collective::kAllToAll;
+    case CommType::kAllReduce:
+      return Collective::kAllReduce;
+    case CommType::kReduce:
+      return Collective::kReduce;
+    case CommType::kAllGather:
+      return Collective::kAllGather;
+    case CommType::kGather:
+      return Collective::kGather;
+    case CommType::kScatter:
+      return Collective::kScatter;
+    case CommType::kBroadcast:
+      return Collective::kBroadcast;
+    case CommType::kAllToAll:
+      return Collective::kAllToAll;
     case CommType::kReduceScatter:
-    case CommType::kReduceScatterBlock: return Collective::kReduceScatter;
-    case CommType::kBarrier: return Collective::kAllReduce;  // NCCL has no barrier: a one-element all-reduce
+    case CommType::kReduceScatterBlock:
+      return Collective::kReduceScatter;
+    case CommType::kBarrier:
+      return Collective::kAllReduce;  // NCCL has no barrier: a one-element all-reduce
   }
   return invalid_argument(at + ": field 'comm_type': " + std::to_string(t) + " is not a CollectiveCommType");
 }
@@ -158,7 +168,8 @@ Status read_groups(const Files& f, const std::vector<Trace>& traces, Model* m) {
       const Node& node = traces[r].nodes[k];
       if (node.type != NodeType::kMetadata || node.name.find("process_group:init") == std::string::npos) continue;
       std::string v = node.inputs.values;  // PyTorch's form: ['<json>']
-      if (v.size() >= 4 && v.compare(0, 2, "['") == 0 && v.compare(v.size() - 2, 2, "']") == 0) v = v.substr(2, v.size() - 4);
+      if (v.size() >= 4 && v.compare(0, 2, "['") == 0 && v.compare(v.size() - 2, 2, "']") == 0)
+        v = v.substr(2, v.size() - 4);
       GENIE_TRY(add_groups(v, where(f.paths[r], node, k) + ": field 'inputs.values'", n, &m->recorded_pgs));
     }
   }
@@ -179,7 +190,8 @@ Status read_slot(const Node& node, const std::string& at, int rank, const std::v
     for (size_t g = 0; g < pgs.size(); ++g)
       if (pgs[g].name == pg) s->pg = static_cast<int>(g);
     if (s->pg < 0 && pg != "0")
-      return invalid_argument(at + ": field 'pg_name': process group '" + pg + "' is not defined (GlobalMetadata "
+      return invalid_argument(at + ": field 'pg_name': process group '" + pg +
+                              "' is not defined (GlobalMetadata "
                               "process_groups, a process_group:init node or <prefix>.comm_groups.json)");
   }
   GENIE_ASSIGN_OR_RETURN(int64_t size, int_attr(node, "comm_size", -1, at));
@@ -229,7 +241,8 @@ Status read_slot(const Node& node, const std::string& at, int rank, const std::v
   s->kind = send ? Kind::kSend : Kind::kRecv;
   GENIE_ASSIGN_OR_RETURN(int64_t src, int_attr(node, "comm_src", -1, at));
   GENIE_ASSIGN_OR_RETURN(int64_t dst, int_attr(node, "comm_dst", -1, at));
-  if ((send ? dst : src) < 0) return invalid_argument(at + ": field '" + (send ? "comm_dst" : "comm_src") + "' is missing");
+  if ((send ? dst : src) < 0)
+    return invalid_argument(at + ": field '" + (send ? "comm_dst" : "comm_src") + "' is missing");
   if ((send ? src : dst) >= 0 && (send ? src : dst) != rank)
     return invalid_argument(at + ": field '" + (send ? "comm_src" : "comm_dst") + "' is " +
                             std::to_string(send ? src : dst) + ", not this trace's rank " + std::to_string(rank));
@@ -285,13 +298,15 @@ Result<std::shared_ptr<Graph>> build_graph(const std::string& file, const Trace&
     }
     const Attr* cpu = node.find("is_cpu_op");
     const bool on_cpu = cpu && cpu->as_int().value_or(0) != 0;
-    if (on_cpu && (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv))
+    if (on_cpu &&
+        (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv))
       ++*cpu_comm;  // the host side of a call (PyTorch's c10d op): a delay; its GPU node carries the communication
     else if (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv) {
       CommSlot s;
       GENIE_TRY(read_slot(node, at, rank, pgs, &s));
       if (s.peer >= nranks)
-        return invalid_argument(at + ": peer rank " + std::to_string(s.peer) + " of a job of " + std::to_string(nranks));
+        return invalid_argument(at + ": peer rank " + std::to_string(s.peer) + " of a job of " +
+                                std::to_string(nranks));
       gn.kind = s.kind;
       comm_nodes.emplace_back(node.id, static_cast<uint32_t>(k));
       g->slots.push_back(std::move(s));
@@ -310,7 +325,8 @@ Result<std::shared_ptr<Graph>> build_graph(const std::string& file, const Trace&
   // Communication nodes in node-id order: the order calls are matched in across ranks.
   std::vector<size_t> order(comm_nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return comm_nodes[a].first < comm_nodes[b].first; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return comm_nodes[a].first < comm_nodes[b].first; });
   std::vector<CommSlot> slots;
   for (size_t i : order) {
     g->nodes[comm_nodes[i].second].slot = static_cast<int32_t>(slots.size());
@@ -354,12 +370,14 @@ Status load_traces(const WorkloadOptions& opts, Model* m) {
     m->recorded.push_back(std::move(g));
   }
   if (ctrl_deps > 0)
-    m->notes.push_back(std::to_string(ctrl_deps) + " ctrl_deps (call-tree parents) are not dependencies: the order is "
+    m->notes.push_back(std::to_string(ctrl_deps) +
+                       " ctrl_deps (call-tree parents) are not dependencies: the order is "
                        "data_deps, as Chakra's feeder reads it");
   if (self_deps > 0)
     m->notes.push_back(std::to_string(self_deps) + " nodes that depend on themselves: that dependency left out");
   if (cpu_comm > 0)
-    m->notes.push_back(std::to_string(cpu_comm) + " communication nodes marked is_cpu_op (the host side of a call) "
+    m->notes.push_back(std::to_string(cpu_comm) +
+                       " communication nodes marked is_cpu_op (the host side of a call) "
                        "replayed as delays");
   const Trace& t0 = traces.front();
   m->info.topology = str_meta(t0, "topology");

@@ -18,7 +18,7 @@ enum class Kind : uint8_t { kDelay, kColl, kSend, kRecv };
 /// What one communication node of a recorded rank asks for.
 struct CommSlot {
   Kind kind = Kind::kColl;
-  int pg = -1;  ///< recorded process group (index into Model::recorded_pgs); -1: the world
+  int pg = -1;          ///< recorded process group (index into Model::recorded_pgs); -1: the world
   CollectiveSpec spec;  ///< collective, count, datatype, redop, root (nranks and placement set per call)
   int min_ctas = 0, max_ctas = 0;
   std::string algo;
@@ -32,11 +32,11 @@ struct GNode {
   bool range_begin = false;
   uint32_t indegree = 0;
   uint32_t child_begin = 0, child_end = 0;  ///< into Graph::children
-  int32_t slot = -1;   ///< index into Graph::slots (communication nodes)
-  int32_t range = -1;  ///< index into Graph::range_names (range markers)
+  int32_t slot = -1;                        ///< index into Graph::slots (communication nodes)
+  int32_t range = -1;                       ///< index into Graph::range_names (range markers)
   int32_t range_index = 0;
   int64_t dur_ns = 0;
-  uint64_t id = 0;     ///< the trace's node id (for messages)
+  uint64_t id = 0;  ///< the trace's node id (for messages)
 };
 
 /// A recorded rank's trace as a graph. Immutable once built.
@@ -44,7 +44,7 @@ struct Graph {
   std::string file;
   std::vector<GNode> nodes;
   std::vector<uint32_t> children;
-  std::vector<CommSlot> slots;  ///< communication nodes in node-id order
+  std::vector<CommSlot> slots;      ///< communication nodes in node-id order
   std::vector<uint32_t> slot_node;  ///< node of each slot
   std::vector<std::string> range_names;
   int gpu = -1;  ///< recorded GPU on the job's topology (-1: unknown)
@@ -53,15 +53,15 @@ struct Graph {
 /// A rank of the replayed job.
 struct Rank {
   std::shared_ptr<const Graph> graph;
-  int recorded = 0;  ///< the recorded rank it replays
-  int gpu = 0;       ///< GPU on the replay's topology
+  int recorded = 0;                   ///< the recorded rank it replays
+  int gpu = 0;                        ///< GPU on the replay's topology
   std::vector<int32_t> call_of_slot;  ///< per slot: index into Model::calls
 };
 
 /// A collective instance or a message, matched across ranks.
 struct Call {
   bool p2p = false;
-  int pg = -1;  ///< replayed group (index into Model::pgs); messages: -1
+  int pg = -1;          ///< replayed group (index into Model::pgs); messages: -1
   CollectiveSpec spec;  ///< complete: nranks and rank_to_gpu set
   int min_ctas = 0, max_ctas = 0;
   std::string algo;

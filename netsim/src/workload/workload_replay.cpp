@@ -44,7 +44,11 @@ NcclEnv merged_env(NcclEnv base, const NcclEnv& o) {
 class Replay {
  public:
   Replay(Model& m, std::shared_ptr<const Topology> topo, EngineKind engine, NcclEnv env, const WorkloadOptions& opts)
-      : m_(m), topo_(std::move(topo)), engine_(engine), env_(std::move(env)), opts_(opts),
+      : m_(m),
+        topo_(std::move(topo)),
+        engine_(engine),
+        env_(std::move(env)),
+        opts_(opts),
         sim_(topo_, SimulatorOptions{engine, true, false}) {
     sim_.set_finish_callback([this](int h, SimTime end) { finished_.emplace_back(h, end); });
   }
@@ -88,14 +92,17 @@ class Replay {
       } else {
         const Event e = heap_.top();
         heap_.pop();
-        if (e.call >= 0) GENIE_TRY(end_call(e.call, e.t));
-        else GENIE_TRY(finish(e.rank, e.node, e.t));
+        if (e.call >= 0)
+          GENIE_TRY(end_call(e.call, e.t));
+        else
+          GENIE_TRY(finish(e.rank, e.node, e.t));
       }
       if (opts_.progress && (++steps & 4095) == 0) {
         const auto now = std::chrono::steady_clock::now();
         if (std::chrono::duration<double>(now - last_progress).count() >= opts_.progress_interval_s) {
           last_progress = now;
-          opts_.progress(WorkloadProgress{done_, total_, SimTime::ns(now_), std::chrono::duration<double>(now - t0).count()});
+          opts_.progress(
+              WorkloadProgress{done_, total_, SimTime::ns(now_), std::chrono::duration<double>(now - t0).count()});
         }
       }
     }
@@ -150,9 +157,9 @@ class Replay {
 
   Result<Planned> plan(const Call& c) {
     std::string key = std::to_string(static_cast<int>(c.spec.collective)) + ":" + std::to_string(c.spec.count) + ":" +
-                      std::to_string(static_cast<int>(c.spec.datatype)) + ":" + std::to_string(static_cast<int>(c.spec.redop)) +
-                      ":" + std::to_string(c.spec.root) + ":" + std::to_string(c.min_ctas) + ":" +
-                      std::to_string(c.max_ctas) + ":" + c.algo + ":";
+                      std::to_string(static_cast<int>(c.spec.datatype)) + ":" +
+                      std::to_string(static_cast<int>(c.spec.redop)) + ":" + std::to_string(c.spec.root) + ":" +
+                      std::to_string(c.min_ctas) + ":" + std::to_string(c.max_ctas) + ":" + c.algo + ":";
     for (int gpu : c.spec.rank_to_gpu) key += std::to_string(gpu) + ",";
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
@@ -164,8 +171,9 @@ class Replay {
     p.schedule = std::make_shared<const Schedule>(std::move(s).value());
     if (engine_ == EngineKind::kAnalytical) {
       // No contention in the analytical model: a call's time does not depend on any other (as the coordinator does).
-      GENIE_ASSIGN_OR_RETURN(CollectiveTiming t, simulate_schedule(topo_, *p.schedule,
-                                                                   SimulatorOptions{EngineKind::kAnalytical, true, false}));
+      GENIE_ASSIGN_OR_RETURN(
+          CollectiveTiming t,
+          simulate_schedule(topo_, *p.schedule, SimulatorOptions{EngineKind::kAnalytical, true, false}));
       p.alone = t.duration();
     }
     plans_.emplace(std::move(key), p);
@@ -183,8 +191,8 @@ class Replay {
     if (!p.is_ok()) {
       const auto& mb = c.members.front();
       return invalid_argument(m_.ranks[static_cast<size_t>(mb.first)].graph->file + ": node id " +
-                              std::to_string(m_.ranks[static_cast<size_t>(mb.first)].graph->nodes[mb.second].id) + ": " +
-                              collective_name(c.spec.collective) + " of " + std::to_string(c.spec.count) + " " +
+                              std::to_string(m_.ranks[static_cast<size_t>(mb.first)].graph->nodes[mb.second].id) +
+                              ": " + collective_name(c.spec.collective) + " of " + std::to_string(c.spec.count) + " " +
                               datatype_name(c.spec.datatype) + " on " + std::to_string(c.spec.nranks) +
                               " ranks: netsim cannot plan it: " + p.status().message());
     }
@@ -265,14 +273,16 @@ Result<WorkloadResult> replay_workload(const WorkloadOptions& opts) {
   const bool rescaled = !m.dp_new_pg.empty();
   const std::string topo_name = opts.topology.empty() ? m.info.topology : opts.topology;
   if (topo_name.empty())
-    return invalid_argument("the traces do not say which cluster they ran on (GlobalMetadata 'topology'): give --topology");
+    return invalid_argument(
+        "the traces do not say which cluster they ran on (GlobalMetadata 'topology'): give --topology");
   TopologyOptions to;
   to.fabric = opts.fabric.value_or(m.info.fabric.empty() ? "rail" : m.info.fabric);
   int need = 0;
   for (const auto& r : m.ranks) need = std::max(need, r.gpu + 1);
   GENIE_ASSIGN_OR_RETURN(auto one, load_topology(topo_name, to));
   const int gpn = std::max(1, gpus_per_node(*one));
-  to.nodes = opts.nodes.value_or(std::max((need + gpn - 1) / gpn, opts.topology.empty() && !rescaled ? m.info.nodes : 1));
+  to.nodes =
+      opts.nodes.value_or(std::max((need + gpn - 1) / gpn, opts.topology.empty() && !rescaled ? m.info.nodes : 1));
   to.nodes = std::max(1, to.nodes);
   auto loaded = to.nodes > 1 ? load_topology(topo_name, to) : Result<std::shared_ptr<const Topology>>(one);
   if (!loaded.is_ok() && to.nodes > 1) loaded = one;  // explicit graphs and ASTRA-sim files are whole clusters
@@ -280,9 +290,10 @@ Result<WorkloadResult> replay_workload(const WorkloadOptions& opts) {
   if (need > topo->num_gpus()) {
     // The recorded placement does not fit the cluster asked for: rank r on GPU r.
     if (static_cast<int>(m.ranks.size()) > topo->num_gpus())
-      return invalid_argument("the " + std::to_string(m.ranks.size()) + " ranks need " + std::to_string(m.ranks.size()) +
-                              " GPUs; " + topo_name + " with " + std::to_string(to.nodes) + " node(s) has " +
-                              std::to_string(topo->num_gpus()) + " (give --nodes)");
+      return invalid_argument("the " + std::to_string(m.ranks.size()) + " ranks need " +
+                              std::to_string(m.ranks.size()) + " GPUs; " + topo_name + " with " +
+                              std::to_string(to.nodes) + " node(s) has " + std::to_string(topo->num_gpus()) +
+                              " (give --nodes)");
     for (size_t r = 0; r < m.ranks.size(); ++r) m.ranks[r].gpu = static_cast<int>(r);
     m.notes.push_back("the recorded GPUs do not fit " + topo_name + ": rank r placed on GPU r");
   }

@@ -41,12 +41,18 @@ void set_times(Proto& p, int64_t start_ns, int64_t end_ns) {
 
 const char* op_kind_name(OpKind k) {
   switch (k) {
-    case OpKind::kKernel: return "kernel";
-    case OpKind::kCopy: return "copy";
-    case OpKind::kMemset: return "memset";
-    case OpKind::kCollective: return "collective";
-    case OpKind::kP2p: return "p2p";
-    default: return "other";
+    case OpKind::kKernel:
+      return "kernel";
+    case OpKind::kCopy:
+      return "copy";
+    case OpKind::kMemset:
+      return "memset";
+    case OpKind::kCollective:
+      return "collective";
+    case OpKind::kP2p:
+      return "p2p";
+    default:
+      return "other";
   }
 }
 
@@ -375,15 +381,24 @@ class Builder {
 
 CommType chakra_comm_type(netsim::Collective c) {
   switch (c) {
-    case netsim::Collective::kAllReduce: return CommType::kAllReduce;
-    case netsim::Collective::kBroadcast: return CommType::kBroadcast;
-    case netsim::Collective::kReduce: return CommType::kReduce;
-    case netsim::Collective::kAllGather: return CommType::kAllGather;
-    case netsim::Collective::kReduceScatter: return CommType::kReduceScatter;
-    case netsim::Collective::kAllToAll: return CommType::kAllToAll;
-    case netsim::Collective::kGather: return CommType::kGather;
-    case netsim::Collective::kScatter: return CommType::kScatter;
-    case netsim::Collective::kSendRecv: break;
+    case netsim::Collective::kAllReduce:
+      return CommType::kAllReduce;
+    case netsim::Collective::kBroadcast:
+      return CommType::kBroadcast;
+    case netsim::Collective::kReduce:
+      return CommType::kReduce;
+    case netsim::Collective::kAllGather:
+      return CommType::kAllGather;
+    case netsim::Collective::kReduceScatter:
+      return CommType::kReduceScatter;
+    case netsim::Collective::kAllToAll:
+      return CommType::kAllToAll;
+    case netsim::Collective::kGather:
+      return CommType::kGather;
+    case netsim::Collective::kScatter:
+      return CommType::kScatter;
+    case netsim::Collective::kSendRecv:
+      break;
   }
   return CommType::kAllReduce;
 }

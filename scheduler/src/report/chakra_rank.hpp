@@ -14,20 +14,20 @@ namespace genie::sched::chakra_detail {
 /// A communicator as the traces name it: a process group with ET ranks in communicator-rank order.
 struct Pg {
   uint64_t key = 0;
-  int id = 0;                ///< pg_name is its decimal form ("0": the world)
-  std::vector<int> ranks;    ///< ET rank of each communicator rank
+  int id = 0;              ///< pg_name is its decimal form ("0": the world)
+  std::vector<int> ranks;  ///< ET rank of each communicator rank
 };
 
 /// What a communication op of the rank was, once matched with the coordinator's resolved calls.
 struct OpComm {
-  const CollectiveRecord* coll = nullptr;        ///< a collective
+  const CollectiveRecord* coll = nullptr;  ///< a collective
   struct Message {
     const CollectiveRecord* rec = nullptr;
     bool send = false;  ///< this rank's side
   };
-  std::vector<Message> messages;                  ///< the messages of a point-to-point op
+  std::vector<Message> messages;  ///< the messages of a point-to-point op
   const Pg* pg = nullptr;
-  bool unmatched = false;                         ///< a communication op whose call was not found
+  bool unmatched = false;  ///< a communication op whose call was not found
 };
 
 /// Everything one rank's nodes are made from.

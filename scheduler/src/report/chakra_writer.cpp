@@ -60,7 +60,8 @@ Layout layout(const JobRecord& job) {
   const CommInfo* world = nullptr;
   for (const auto& [k, c] : job.comms) {
     if (c.joined != c.nranks) continue;
-    for (int r = 0; r < c.nranks; ++r) keys.insert({c.process[static_cast<size_t>(r)], c.cuda_dev[static_cast<size_t>(r)]});
+    for (int r = 0; r < c.nranks; ++r)
+      keys.insert({c.process[static_cast<size_t>(r)], c.cuda_dev[static_cast<size_t>(r)]});
     if (!world || c.nranks > world->nranks) world = &c;
   }
   if (world && static_cast<size_t>(world->nranks) == keys.size()) {
@@ -100,7 +101,8 @@ Layout layout(const JobRecord& job) {
     pg.key = k;
     bool identity = static_cast<size_t>(it->second.nranks) == l.key_of.size();
     for (int r = 0; r < it->second.nranks; ++r) {
-      const int et = l.rank_of.at({it->second.process[static_cast<size_t>(r)], it->second.cuda_dev[static_cast<size_t>(r)]});
+      const int et =
+          l.rank_of.at({it->second.process[static_cast<size_t>(r)], it->second.cuda_dev[static_cast<size_t>(r)]});
       pg.ranks.push_back(et);
       identity = identity && et == r;
     }
@@ -125,7 +127,8 @@ void match_comm(const JobRecord& job, const Layout& l, int rank, RankInput* in, 
     if (k == OpKind::kP2p) p2p_ops[o.comm].push_back(i);
   }
   auto by_start = [&](std::vector<size_t>& v) {
-    std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return in->ops[a]->start_ns < in->ops[b]->start_ns; });
+    std::stable_sort(v.begin(), v.end(),
+                     [&](size_t a, size_t b) { return in->ops[a]->start_ns < in->ops[b]->start_ns; });
   };
   for (auto& [comm, ops] : coll_ops) {
     by_start(ops);
@@ -171,7 +174,8 @@ void match_comm(const JobRecord& job, const Layout& l, int rank, RankInput* in, 
     });
     size_t k = 0;
     for (const Side& s : mine) {
-      while (k < ops.size() && (in->ops[ops[k]]->end_ns < s.ready || in->ops[ops[k]]->end_ns < s.rec->end.count_ns())) ++k;
+      while (k < ops.size() && (in->ops[ops[k]]->end_ns < s.ready || in->ops[ops[k]]->end_ns < s.rec->end.count_ns()))
+        ++k;
       if (k == ops.size()) break;
       const coord::OpRecord& o = *in->ops[ops[k]];
       if (s.ready < o.start_ns) continue;
@@ -286,8 +290,7 @@ Result<std::vector<Trace>> build_chakra_traces(const JobRecord& job, const Chakr
       for (const auto& o : job.op_records[static_cast<size_t>(p)]) {
         if (is_device_op(o) && o.device == d) {
           in.ops.push_back(&o);
-        } else if (o.stream >= Timeline::kHostStreamBase &&
-                   (o.device == d || (o.device < 0 && first_device[p] == d))) {
+        } else if (o.stream >= Timeline::kHostStreamBase && (o.device == d || (o.device < 0 && first_device[p] == d))) {
           const auto k = static_cast<OpKind>(o.kind);
           if (k == OpKind::kHostWait || k == OpKind::kRange) in.host.push_back(&o);
         }

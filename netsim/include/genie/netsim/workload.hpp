@@ -31,7 +31,7 @@ struct WorkloadOptions {
   std::string workload;
   /// The cluster: empty takes the traces' (GlobalMetadata topology, nodes, topology_fabric).
   std::string topology;
-  std::optional<int> nodes;        ///< servers (default: the traces', or what the ranks need)
+  std::optional<int> nodes;  ///< servers (default: the traces', or what the ranks need)
   std::optional<std::string> fabric;
   std::optional<EngineKind> engine;  ///< default: the traces'
   /// NCCL choices: the traces' (nccl_algo, ...) with these fields overriding where set (not -1 / empty).

@@ -17,12 +17,12 @@ namespace genie::sched {
 
 /// How the job ran, for the traces' GlobalMetadata: what a replay needs to rebuild the same cluster and choices.
 struct ChakraJob {
-  std::string topology;       ///< what netsim::load_topology takes: preset, shape or file ("hgx-h200")
-  int nodes = 1;              ///< servers of `topology` the job used
+  std::string topology;  ///< what netsim::load_topology takes: preset, shape or file ("hgx-h200")
+  int nodes = 1;         ///< servers of `topology` the job used
   std::string fabric = "rail";
-  std::string device;         ///< device preset
+  std::string device;  ///< device preset
   std::string engine = "flow";
-  netsim::NcclEnv nccl_env;   ///< the job's NCCL_* choices
+  netsim::NcclEnv nccl_env;  ///< the job's NCCL_* choices
   std::vector<std::string> command;
 };
 
