@@ -183,7 +183,7 @@ TEST(ChakraWriter, NodesAttributesAndDependenciesOfARank) {
 
 TEST(ChakraWriter, ItsTracesReplayToTheRecordedTimes) {
   // The records are consistent with netsim's time for the all-reduce (d): the replay must give back every recorded
-  // time: each rank ends at E + 12 us (the range's end) and its step range lasts as long.
+  // time: each rank's device work ends at E + 11 us (k2) and its step range lasts until E + 12 us.
   const SimTime d = all_reduce_time();
   const std::string dir = ::testing::TempDir() + "/chakra_writer_replay";
   std::filesystem::remove_all(dir);
@@ -194,11 +194,11 @@ TEST(ChakraWriter, ItsTracesReplayToTheRecordedTimes) {
   o.workload = dir;
   auto r = netsim::replay_workload(o);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
-  const SimTime end = SimTime::us(25) + d + SimTime::us(12);
+  const SimTime e = SimTime::us(25) + d;
   for (const auto& k : r->ranks) {
-    EXPECT_EQ(k.end, end) << k.rank;
+    EXPECT_EQ(k.end, e + SimTime::us(11)) << k.rank;
     ASSERT_EQ(k.ranges.count("step"), 1u);
-    EXPECT_EQ(k.ranges.at("step").front(), end);
+    EXPECT_EQ(k.ranges.at("step").front(), e + SimTime::us(12));
   }
   EXPECT_EQ(r->topology_name, "hgx-h100");
   EXPECT_EQ(r->engine, "analytical");

@@ -298,6 +298,7 @@ Result<std::shared_ptr<Graph>> build_graph(const std::string& file, const Trace&
     }
     const Attr* cpu = node.find("is_cpu_op");
     const bool on_cpu = cpu && cpu->as_int().value_or(0) != 0;
+    gn.cpu = on_cpu;
     if (on_cpu &&
         (node.type == NodeType::kCommColl || node.type == NodeType::kCommSend || node.type == NodeType::kCommRecv))
       ++*cpu_comm;  // the host side of a call (PyTorch's c10d op): a delay; its GPU node carries the communication

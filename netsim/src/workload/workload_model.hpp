@@ -30,6 +30,7 @@ struct CommSlot {
 struct GNode {
   Kind kind = Kind::kDelay;
   bool range_begin = false;
+  bool cpu = false;  ///< is_cpu_op: host work, not counted in the rank's end
   uint32_t indegree = 0;
   uint32_t child_begin = 0, child_end = 0;  ///< into Graph::children
   int32_t slot = -1;                        ///< index into Graph::slots (communication nodes)

@@ -58,7 +58,8 @@ class Replay {
     auto last_progress = t0;
     const size_t nr = m_.ranks.size();
     pending_.resize(nr);
-    ends_.assign(nr, 0);
+    ends_.assign(nr, -1);
+    host_ends_.assign(nr, 0);
     begins_.resize(nr);
     out->ranks.resize(nr);
     arrived_.assign(m_.calls.size(), 0);
@@ -107,7 +108,7 @@ class Replay {
       }
     }
     if (done_ != total_) return stalled();
-    for (size_t r = 0; r < nr; ++r) out->ranks[r].end = SimTime::ns(ends_[r]);
+    for (size_t r = 0; r < nr; ++r) out->ranks[r].end = SimTime::ns(ends_[r] >= 0 ? ends_[r] : host_ends_[r]);
     out->nodes = total_;
     return Status::ok();
   }
@@ -123,7 +124,7 @@ class Replay {
   uint64_t seq_ = 0, done_ = 0, total_ = 0;
   int64_t now_ = 0;
   std::vector<std::vector<uint32_t>> pending_;
-  std::vector<int64_t> ends_;
+  std::vector<int64_t> ends_, host_ends_;  // per rank: last end of a device node, of a host node
   std::vector<std::map<std::pair<int, int>, int64_t>> begins_;  // per rank: (range, index) -> begin time
   std::vector<int> arrived_;
   std::vector<int64_t> ready_;
@@ -215,7 +216,9 @@ class Replay {
     ++done_;
     const auto& g = *m_.ranks[static_cast<size_t>(rank)].graph;
     const workload::GNode& n = g.nodes[node];
-    ends_[static_cast<size_t>(rank)] = std::max(ends_[static_cast<size_t>(rank)], t);
+    // A rank's end is its device's last op (as the report's): host nodes after it (a final wait) do not count.
+    auto& end = (n.cpu ? host_ends_ : ends_)[static_cast<size_t>(rank)];
+    end = std::max(end, t);
     if (n.range >= 0 && result_) {
       auto& b = begins_[static_cast<size_t>(rank)];
       const std::pair<int, int> key{n.range, n.range_index};

@@ -51,7 +51,7 @@ struct WorkloadOptions {
 struct WorkloadRank {
   int rank = 0;
   int gpu = 0;
-  SimTime end;  ///< when its last node finished
+  SimTime end;  ///< when its last device node (not is_cpu_op) finished; its last host node when it has none
   std::map<std::string, std::vector<SimTime>> ranges;
 };
 
