@@ -721,12 +721,18 @@ class SmallValueMode(TorchDispatchMode):
     def _evaluate_now(self, func, args, kwargs, tensors):
         """nonzero, boolean masks, unique, equal: the real op synchronises (its result's size or value goes to the
         host), then the CPU computes the result from the inputs' values and the host writes it."""
-        out = _real(func, args, kwargs)
         if not all(_is_known(t.untyped_storage()) for t in tensors):
             # An input no copy or collective wrote holds no value to compute with. Where only the selected values
-            # are unknown and the mask or indices that decide the result's size are known, the size still is.
-            sized = _sized_from_known_mask(func, args, kwargs, out)
-            return out if sized is None else sized
+            # are unknown and the mask or indices that decide the result's size are known, the size still is --
+            # and the real op must not run: it sizes its result by a count its kernel "wrote" to device memory,
+            # which holds whatever was there (a reused block: any number, up to "numel: integer multiplication
+            # overflow" in Megatron MoE's permute, or an allocation of terabytes).
+            shape = _shape_from_known_mask(func, args, kwargs)
+            if shape is None:
+                return _real(func, args, kwargs)
+            _count_and_read_back(args, kwargs)
+            return torch.empty(shape, dtype=args[0].dtype, device=args[0].device)
+        out = _real(func, args, kwargs)
         if func is _aten.index.Tensor and not any(
                 i is not None and i.dtype in (torch.bool, torch.uint8) for i in args[1]):
             # Integer indices: a static shape, no synchronisation; record it like any other op.
@@ -763,12 +769,12 @@ class SmallValueMode(TorchDispatchMode):
 _VALUES_FROM_FIRST = (_aten.masked_select.default, _aten.index.Tensor)
 
 
-def _sized_from_known_mask(func, args, kwargs, out):
-    """The result of `func` with the size its known mask or indices give (values unknown), or None."""
+def _shape_from_known_mask(func, args, kwargs):
+    """The shape of `func`'s result from its known mask or indices (its values unknown), or None."""
     if func not in _VALUES_FROM_FIRST or not args or torch.cuda.is_current_stream_capturing():
         return None
     first = args[0]
-    if not isinstance(first, torch.Tensor) or not isinstance(out, torch.Tensor):
+    if not isinstance(first, torch.Tensor):
         return None
     rest = []
     _cuda_tensors(list(args[1:]), rest)
@@ -785,9 +791,21 @@ def _sized_from_known_mask(func, args, kwargs, out):
         _warn(f"cannot size {func} on the CPU ({type(e).__name__}: {e})")
         return None
     _stats["sized"] += 1
-    if tuple(shape) == tuple(out.shape):
-        return out
-    return torch.empty(shape, dtype=out.dtype, device=out.device)
+    return tuple(shape)
+
+
+def _count_and_read_back(args, kwargs):
+    """What the real masked_select / boolean index does before it can size its result, on the device: a count of the
+    mask's true elements (a reduction kernel) read back by the host (a copy and a stream synchronisation). The value
+    read is not used."""
+    masks = []
+    _cuda_tensors(list(args[1:]), masks)
+    _cuda_tensors(list(kwargs.values()), masks)
+    mask = next((m for m in masks if m.dtype in (torch.bool, torch.uint8)), masks[0] if masks else None)
+    if mask is None:
+        return
+    count = _real(_aten.count_nonzero.default, (mask,), {})
+    _real(_aten._local_scalar_dense.default, (count,), {})
 
 
 _mode = None

@@ -82,7 +82,16 @@ def main():
         lines = out.splitlines()
         expect("genie run exit code", p.returncode == 0, 0, p.returncode)
         if p.returncode != 0:
-            print("\n".join(l for l in lines if "warnings.warn" not in l and "UserWarning" not in l)[-6000:])
+            kept = [l for l in lines if "warnings.warn" not in l and "UserWarning" not in l]
+            # The first error is the cause; what follows is mostly the other ranks failing because of it.
+            first = next((i for i, l in enumerate(kept) if "Traceback" in l or "Error" in l or "error" in l), None)
+            if first is not None:
+                print("first error:\n" + "\n".join(kept[max(0, first - 5):first + 60]) + "\n[...]")
+            # Every exception line (a traceback's last line) of every rank, wherever it is in the log.
+            raised = [l for l in kept if re.match(r"^(\[rank\d+\]: )+[\w.]*(Error|Exception|Interrupt)\b", l)]
+            if raised:
+                print("exceptions raised:\n" + "\n".join(raised[:20]))
+            print("\n".join(kept)[-6000:])
         layout = next((LAYOUT.match(l) for l in lines if LAYOUT.match(l)), None)
         if not expect("the example's layout line", layout is not None, "present", layout is not None):
             print(f"torch_megatron: {torch_gpt.failures} failed")
