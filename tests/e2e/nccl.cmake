@@ -150,6 +150,13 @@ if(TARGET nccl2 AND TARGET example_collectives)
   # fail (exit non-zero, naming why) and none hangs (tests/e2e/coordinator_faults.sh).
   # The report directory cannot be created, or its file system is full: the job's result and exit code stand, one
   # line says why, nothing half-written is left (tests/e2e/report_faults.sh; `full` needs root, else skipped).
+  # A rank computing outside Genie past the stall grace (in its CPU time) is relaxed; a sleeping one is found asleep.
+  foreach(c spin sleep)
+    add_test(NAME e2e_stall_rule_${c}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stall_rule.sh ${c} ${CMAKE_BINARY_DIR} ${GENIE_EXAMPLES_DIR})
+    set_tests_properties(e2e_stall_rule_${c} PROPERTIES LABELS e2e TIMEOUT 120 PROCESSORS 2
+      FAIL_REGULAR_EXPRESSION "^FAIL " PASS_REGULAR_EXPRESSION "stall_rule ${c}: 0 failed")
+  endforeach()
   foreach(c nodir full)
     add_test(NAME e2e_report_fault_${c}
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/report_faults.sh ${c} ${CMAKE_BINARY_DIR} ${GENIE_EXAMPLES_DIR})

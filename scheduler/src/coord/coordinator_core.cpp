@@ -3,6 +3,7 @@
 // (start, comm, seq) order once no process can still inject earlier traffic, and resolved one event time at
 // a time, so a process woken by a resolution is never overtaken by the clock (see docs/coordinator.md).
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -765,6 +766,18 @@ std::string CoordinatorCore::blockers() const {
          (p.promise == kNoPromise ? std::string("-") : std::to_string(p.promise / 1000) + " us");
   }
   return s;
+}
+
+std::vector<int32_t> CoordinatorCore::local_blocker_pids() const {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return {};
+  auto t = impl_->target();
+  std::vector<int32_t> pids;
+  for (const auto& p : impl_->procs) {
+    if (!p.info.alive || p.info.said_bye || (t && p.promise > *t)) continue;
+    if (p.info.host == name && p.info.pid > 0) pids.push_back(p.info.pid);
+  }
+  return pids;
 }
 
 SimTime CoordinatorCore::safe_time() const { return SimTime::ns(impl_->frontier); }

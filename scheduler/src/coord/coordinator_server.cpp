@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -36,6 +37,31 @@ constexpr auto kHelloTimeout = std::chrono::seconds(10);
 // kProbeRestart is replaced by a new one.
 constexpr auto kProbeAfter = std::chrono::milliseconds(2);
 constexpr auto kProbeRestart = std::chrono::milliseconds(100);
+// The stall grace counts the CPU time the processes holding the clock spend outside Genie, not wall time: on a
+// loaded machine a rank running Python between two calls takes longer in wall time, and waiting for it is right.
+// Wall time still ends the wait after kStallWallFactor graces (a holder whose CPU time cannot be read, or that
+// uses none and yet is never found asleep).
+constexpr int kStallWallFactor = 15;
+
+// CPU seconds (user + system, all threads) of local process `pid`, or a negative value when unreadable.
+double process_cpu_seconds(int32_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  unsigned long long utime = 0, stime = 0;
+  // Fields after the name: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime(14)
+  // stime(15).
+  if (p == nullptr ||
+      std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+    return -1;
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
 // Unauthenticated connections at once; more are refused (a flood cannot exhaust descriptors).
 constexpr size_t kMaxUnauthenticated = 64;
 // Outgoing bytes buffered for one connection before it is considered stuck and closed.
@@ -105,9 +131,28 @@ struct CoordinatorServer::Impl {
   SimTime last_safe = SimTime::ns(-1);
   uint64_t last_asleep = 0;
   SteadyClock::time_point last_move = SteadyClock::now();
+  std::map<int32_t, double> cpu_at_move;  // CPU seconds of the local holders when the clock last moved
   SteadyClock::time_point last_probe = SteadyClock::now();
   SteadyClock::time_point last_progress;
   bool progress_shown = false;
+
+  /// Stall rule: whether the processes holding the clock have run outside Genie for the grace, in CPU time: one
+  /// of them used `stall_grace` of CPU since the clock last moved (its first probe round after the move takes the
+  /// holders' CPU times; a holder seen later counts from then), or one cannot be measured, or the wall-time cap
+  /// passed.
+  bool holders_used_grace(SteadyClock::time_point now) {
+    if (now - last_move > opt.stall_grace * kStallWallFactor) return true;
+    const std::vector<int32_t> pids = core->local_blocker_pids();
+    if (pids.empty()) return true;
+    double most = 0;
+    for (int32_t pid : pids) {
+      const double cpu = process_cpu_seconds(pid);
+      auto [it, fresh] = cpu_at_move.emplace(pid, cpu);
+      if (cpu < 0 || it->second < 0) return true;
+      if (!fresh) most = std::max(most, cpu - it->second);
+    }
+    return most >= std::chrono::duration<double>(opt.stall_grace).count();
+  }
 
   void queue(int id, const coord::Message& m) {
     auto it = conns.find(id);
@@ -293,14 +338,19 @@ struct CoordinatorServer::Impl {
         last_safe = safe;
         last_asleep = asleep;
         last_move = now;
+        cpu_at_move.clear();
       } else if (now - last_move > kProbeAfter && now - last_probe > kProbeAfter &&
                  core->start_probe(/*restart=*/now - last_probe > kProbeRestart)) {
         last_probe = now;  // the answers come back through read_from; a round that finds everyone asleep moves it
-      } else if (now - last_move > opt.stall_grace) {
+        if (cpu_at_move.empty()) {
+          for (int32_t pid : core->local_blocker_pids()) cpu_at_move.emplace(pid, process_cpu_seconds(pid));
+        }
+      } else if (now - last_move > opt.stall_grace && holders_used_grace(now)) {
         const std::string who = core->blockers();
         if (core->relax_stall())
           GENIE_LOG_WARN("sched", "coordinator: the clock was stalled at {:.3f} us by {}", safe.to_us(), who);
         last_move = now;
+        cpu_at_move.clear();
       }
       show_progress(false);
       const int expected = std::max(1, opt.core.expected_processes);

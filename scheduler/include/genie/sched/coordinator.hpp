@@ -160,6 +160,8 @@ class CoordinatorCore {
   bool has_pending_work() const;
   /// Processes holding the clock back right now, with their promises (for the stall warning).
   std::string blockers() const;
+  /// Their pids, for those on this host (the others' pids mean nothing here).
+  std::vector<int32_t> local_blocker_pids() const;
   /// Global clock: everything before it is resolved.
   SimTime safe_time() const;
   /// The job's records (after the job ended: complete). Link usage is collected here (a copy of every
