@@ -8,19 +8,12 @@
 #include <cstring>
 #include <vector>
 
+#include "hex_string.hpp"
+
 namespace genie::protowire {
 namespace {
 
-std::string hex(std::string_view s) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  for (char c : s) {
-    const auto b = static_cast<uint8_t>(c);
-    out += d[b >> 4];
-    out += d[b & 15];
-  }
-  return out;
-}
+using genie::testing::hex;
 
 std::string bytes(std::initializer_list<int> v) {
   std::string s;

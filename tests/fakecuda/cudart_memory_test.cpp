@@ -16,7 +16,11 @@
 
 #include "nvml/nvml.h"
 
+#include "proc_memory.hpp"
+
 namespace {
+
+using genie::fakecuda::testing::resident_pages;
 
 // Before any CUDA call of the process (the runtime reads its configuration at its first use).
 const bool kEnv = [] {
@@ -28,16 +32,6 @@ const bool kEnv = [] {
 
 constexpr uint64_t kH100Bytes = 85520809984;  // fakecuda/presets/h100-sxm.json
 constexpr size_t kMiB = size_t{1} << 20, kGiB = size_t{1} << 30;
-
-// Resident pages of [p, p+n).
-size_t resident_pages(const void* p, size_t n) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> v((n + page - 1) / page);
-  if (mincore(const_cast<void*>(p), n, v.data()) != 0) return SIZE_MAX;
-  size_t count = 0;
-  for (unsigned char c : v) count += c & 1;
-  return count;
-}
 
 uint64_t nvml_used(unsigned index) {
   nvmlDevice_t d;

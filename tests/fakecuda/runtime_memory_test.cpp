@@ -14,8 +14,14 @@
 
 #include "genie/fakecuda/runtime.hpp"
 
+#include "proc_memory.hpp"
+
 namespace genie::fakecuda {
 namespace {
+
+using genie::fakecuda::testing::resident_pages;
+using genie::fakecuda::testing::peak_rss_bytes;
+using genie::fakecuda::testing::vm_flags_of;
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kGiB = size_t{1} << 30;
@@ -31,40 +37,6 @@ RuntimeOptions h100_options(bool move_data) {
   o.api_overhead = SimTime::ns(500);
   o.move_data = move_data;
   return o;
-}
-
-// Pages of [p, p+n) that are resident (mincore).
-size_t resident_pages(const void* p, size_t n) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> v((n + page - 1) / page);
-  if (mincore(const_cast<void*>(p), n, v.data()) != 0) return SIZE_MAX;
-  size_t count = 0;
-  for (unsigned char c : v) count += c & 1;
-  return count;
-}
-
-// VmHWM (peak resident set) of this process in bytes, from /proc/self/status.
-uint64_t peak_rss_bytes() {
-  std::ifstream f("/proc/self/status");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  return 0;
-}
-
-// The VmFlags line of the mapping that holds `p` in /proc/self/smaps ("" when none holds it).
-std::string vm_flags_of(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto u = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
-      inside = lo <= u && u < hi;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line;
-    }
-  }
-  return "";
 }
 
 // The virtual time at which `s` has run everything enqueued so far.

@@ -17,8 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "proc_memory.hpp"
+
 namespace genie::fakecuda {
 namespace {
+
+using genie::fakecuda::testing::vm_flags_of;
+using genie::fakecuda::testing::resident_pages;
 
 RuntimeOptions test_options(int devices = 2) {
   RuntimeOptions o;
@@ -44,22 +49,6 @@ TEST(RuntimeMemory, CapacityIsEnforcedAndReleased) {
   EXPECT_TRUE(rt.device_alloc(0, 2 << 20).is_ok());
 }
 
-// The VmFlags of the mapping that holds `p` in /proc/self/smaps ("" when none holds it).
-std::string vm_flags_of(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto u = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
-      inside = lo <= u && u < hi;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line;
-    }
-  }
-  return "";
-}
-
 TEST(RuntimeMemory, LargeAllocationsAskForHugePagesSharedOrNot) {
   for (bool shareable : {true, false}) {
     RuntimeOptions o = test_options(1);
@@ -73,16 +62,6 @@ TEST(RuntimeMemory, LargeAllocationsAskForHugePagesSharedOrNot) {
     EXPECT_EQ(vm_flags_of(small.value()).find(" hg"), std::string::npos) << shareable << vm_flags_of(small.value());
     EXPECT_NE(vm_flags_of(small.value()), "");
   }
-}
-
-// Pages of [p, p+n) that are resident (mincore).
-size_t resident_pages(const void* p, size_t n) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> v((n + page - 1) / page);
-  if (mincore(const_cast<void*>(p), n, v.data()) != 0) return SIZE_MAX;
-  size_t count = 0;
-  for (unsigned char c : v) count += c & 1;
-  return count;
 }
 
 TEST(RuntimeMemory, LargeZeroMemsetsReleaseWholePagesSharedOrNot) {

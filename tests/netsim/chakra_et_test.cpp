@@ -11,19 +11,12 @@
 
 #include "genie/common/protobuf_wire.hpp"
 
+#include "../common/hex_string.hpp"
+
 namespace genie::netsim::chakra {
 namespace {
 
-std::string hex(std::string_view s) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  for (char c : s) {
-    const auto b = static_cast<uint8_t>(c);
-    out += d[b >> 4];
-    out += d[b & 15];
-  }
-  return out;
-}
+using genie::testing::hex;
 
 std::string unhex(std::string_view h) {
   std::string out;
