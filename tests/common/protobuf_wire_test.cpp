@@ -115,12 +115,15 @@ TEST(ProtobufWire, DelimitedStreamRoundTrip) {
 
 TEST(ProtobufWire, MalformedInputIsAnErrorNamingTheOffset) {
   // A varint whose continuation bit runs off the end.
-  Reader trunc(bytes({0x08, 0x96}));
+  // (A Reader views its bytes: they must outlive it.)
+  const std::string trunc_bytes = bytes({0x08, 0x96});
+  Reader trunc(trunc_bytes);
   auto t = trunc.next();
   ASSERT_FALSE(t.is_ok());
   EXPECT_NE(t.status().message().find("truncated varint at byte 1"), std::string::npos) << t.status().message();
   // Eleven continuation bytes.
-  Reader longv(bytes({0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}));
+  const std::string long_bytes = bytes({0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01});
+  Reader longv(long_bytes);
   EXPECT_FALSE(longv.next().is_ok());
   // Field number 0, a group (wire type 3), a length past the end.
   EXPECT_FALSE(Reader(bytes({0x00, 0x01})).next().is_ok());

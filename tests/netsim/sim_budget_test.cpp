@@ -77,13 +77,15 @@ TEST(SimBudget, RunStopsWhenTheProcessOutgrowsTheLimit) {
   auto s = plan_collective(all_reduce(*topo, 64u << 20), *topo, NcclEnv{}, ScheduleForm::kExplicit).value();
   SimulatorOptions o;
   o.engine = EngineKind::kFlow;
-  o.max_memory_bytes = resident_bytes() + estimate_state_bytes(s, 0) * 2;  // admitted...
+  // Admitted (with room for what building the state and a sanitizer's shadow memory add)...
+  constexpr uint64_t kRoom = uint64_t{256} << 20;
+  o.max_memory_bytes = resident_bytes() + estimate_state_bytes(s, 0) * 2 + kRoom;
   o.progress_interval_s = 0;                                               // checked at every engine iteration
   o.progress = [](const SimProgress&) {};
   Simulator sim(topo, o);
   ASSERT_TRUE(sim.submit(std::make_shared<const Schedule>(s), SimTime::zero()).is_ok());
   // ...then the process grows: fresh pages (freed heap memory would be reused without growing the resident set).
-  const size_t len = static_cast<size_t>(estimate_state_bytes(s, 0)) * 4;
+  const size_t len = static_cast<size_t>(estimate_state_bytes(s, 0) * 4 + 2 * kRoom);
   void* ballast = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(ballast, MAP_FAILED);
   std::memset(ballast, 1, len);

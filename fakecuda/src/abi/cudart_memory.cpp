@@ -56,7 +56,9 @@ struct MemPoolState {
   std::unordered_map<int, uint64_t> attrs;  // cudaMemPoolAttr -> value
 };
 std::mutex g_pools_mu;
-std::unordered_map<int, MemPoolState*> g_pools;  // by device; never freed (handles outlive everything)
+// By device. Never freed, the map included (handles outlive everything, static destructors too): a map that is itself
+// a global would be destroyed at exit and leave its pools unreachable (LeakSanitizer found that).
+auto& g_pools = *new std::unordered_map<int, MemPoolState*>();
 MemPoolState* default_pool(int device) {
   std::lock_guard lk(g_pools_mu);
   auto& p = g_pools[device];
