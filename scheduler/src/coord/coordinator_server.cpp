@@ -42,8 +42,6 @@ constexpr auto kProbeRestart = std::chrono::milliseconds(100);
 // Wall time still ends the wait after kStallWallFactor graces (a holder whose CPU time cannot be read, or that
 // uses none and yet is never found asleep).
 constexpr int kStallWallFactor = 15;
-// Holders that used less than this share of one CPU since the clock last moved are idle, not computing.
-constexpr double kIdleCpuShare = 0.05;
 
 // CPU seconds (user + system, all threads) of local process `pid`, or a negative value when unreadable.
 double process_cpu_seconds(int32_t pid) {
@@ -138,10 +136,10 @@ struct CoordinatorServer::Impl {
   SteadyClock::time_point last_progress;
   bool progress_shown = false;
 
-  /// Stall rule (called once the grace passed in wall time): whether the processes holding the clock have run
-  /// outside Genie for the grace: one of them used `stall_grace` of CPU since the clock last moved (its first probe
-  /// round after the move takes the holders' CPU times; a holder seen later counts from then), or none of them is
-  /// computing (each used under kIdleCpuShare of a CPU), or one cannot be measured, or the wall-time cap passed.
+  /// Stall rule: whether the processes holding the clock have run outside Genie for the grace, in CPU time: one
+  /// of them used `stall_grace` of CPU since the clock last moved (its first probe round after the move takes the
+  /// holders' CPU times; a holder seen later counts from then), or one cannot be measured, or the wall-time cap
+  /// passed.
   bool holders_used_grace(SteadyClock::time_point now) {
     if (now - last_move > opt.stall_grace * kStallWallFactor) return true;
     const std::vector<int32_t> pids = core->local_blocker_pids();
@@ -153,12 +151,7 @@ struct CoordinatorServer::Impl {
       if (cpu < 0 || it->second < 0) return true;
       if (!fresh) most = std::max(most, cpu - it->second);
     }
-    // A holder computing (Python between two calls on a loaded machine) is waited for until it used the grace in CPU
-    // time; holders that barely run (woken now and then, never found asleep) are assumed idle after the grace in wall
-    // time, as before.
-    const double grace = std::chrono::duration<double>(opt.stall_grace).count();
-    const double wall = std::chrono::duration<double>(now - last_move).count();
-    return most >= grace || most < kIdleCpuShare * wall;
+    return most >= std::chrono::duration<double>(opt.stall_grace).count();
   }
 
   void queue(int id, const coord::Message& m) {
