@@ -91,6 +91,9 @@ def main():
             raised = [l for l in kept if re.match(r"^(\[rank\d+\]: )+[\w.]*(Error|Exception|Interrupt)\b", l)]
             if raised:
                 print("exceptions raised:\n" + "\n".join(raised[:20]))
+                # The innermost frames of the first one (the op that raised it).
+                at = kept.index(raised[0])
+                print("its innermost frames:\n" + "\n".join(kept[max(0, at - 30):at + 1]))
             print("\n".join(kept)[-6000:])
         layout = next((LAYOUT.match(l) for l in lines if LAYOUT.match(l)), None)
         if not expect("the example's layout line", layout is not None, "present", layout is not None):
