@@ -119,15 +119,16 @@ Result<SweepResult> run_sweep(const SweepOptions& opts) {
   SimulatorOptions sopts;
   sopts.engine = opts.engine;
   sopts.max_memory_bytes = opts.max_memory_bytes;
-  size_t rows = 0;
-  for (uint64_t size = opts.min_bytes; size <= opts.max_bytes; ++rows) {
+  // nccl-tests' next size (-f factor, else -i step); 0 once it would not grow.
+  auto next_size = [&opts](uint64_t size) -> uint64_t {
     const uint64_t next = opts.step_factor > 1 ? static_cast<uint64_t>(static_cast<double>(size) * opts.step_factor)
                                                : size + opts.step_bytes;
-    if (next <= size) {
-      ++rows;
-      break;
-    }
-    size = next;
+    return next > size ? next : 0;
+  };
+  size_t rows = 0;
+  for (uint64_t size = opts.min_bytes; size <= opts.max_bytes && (rows == 0 || size != 0); size = next_size(size)) {
+    ++rows;
+    if (size == 0) break;  // a 0-byte start that does not grow: one row, as the loop below
   }
   for (uint64_t size = opts.min_bytes; size <= opts.max_bytes;) {
     if (opts.progress) {
@@ -174,10 +175,8 @@ Result<SweepResult> run_sweep(const SweepOptions& opts) {
     row.algbw_gbps = sec > 0 ? static_cast<double>(printed) / 1e9 / sec : 0;
     row.busbw_gbps = row.algbw_gbps * busbw_factor(opts.collective, n);
     res.rows.push_back(row);
-    const uint64_t next = opts.step_factor > 1 ? static_cast<uint64_t>(static_cast<double>(size) * opts.step_factor)
-                                               : size + opts.step_bytes;
-    if (next <= size) break;
-    size = next;
+    size = next_size(size);
+    if (size == 0) break;
   }
   return res;
 }

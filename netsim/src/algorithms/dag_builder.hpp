@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/sim_budget.hpp"
 #include "genie/common/status.hpp"
 #include "genie/netsim/schedule.hpp"
 
@@ -22,7 +23,8 @@ struct BuildBudget {
   uint64_t projected_ops = 0;
   bool exceeded = false;
   /// Bytes per op and per dependency of a DAG plus the simulator's state for it (estimate_state_bytes).
-  static constexpr uint64_t kOpBytes = sizeof(Step) + 64, kDepBytes = sizeof(uint32_t) + 12;
+  static constexpr uint64_t kOpBytes = sizeof(Step) + kStateBytesPerUnit,
+                            kDepBytes = sizeof(uint32_t) + kStateBytesPerDep;
 };
 inline thread_local BuildBudget* t_build_budget = nullptr;
 class ScopedBuildBudget {

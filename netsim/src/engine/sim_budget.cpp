@@ -64,10 +64,7 @@ std::string too_big_help(const Schedule& s) {
 }
 
 uint64_t estimate_state_bytes(const Schedule& s, uint32_t period) {
-  // Per unit: its dependency count, CSR offset, state and timing, the model's entry while it runs and the route
-  // cache's share; per dependency: the dependents list and the schedule's own list. Measured on NVLSTree
-  // all-reduce (4.3 dependencies per op): 113 (analytical) to 120 (flow) bytes per op.
-  constexpr uint64_t kUnitBytes = 64, kDepBytes = 12;
+  constexpr uint64_t kUnitBytes = kStateBytesPerUnit, kDepBytes = kStateBytesPerDep;
   if (s.is_compact()) {
     const auto& cs = *s.compact;
     const uint64_t m = period > 0 ? period : static_cast<uint64_t>(s.spec.nranks);
